@@ -1,0 +1,138 @@
+"""``config.yaml``: typed, frozen settings with a loader that refuses anything it does not know.
+
+The settings are plain frozen dataclasses passed explicitly to whoever needs them (no
+global settings). The loader checks every value against the dataclass field types and
+rejects unknown keys, so a typo fails at start-up with the file and the key path in the
+message instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class LoggingConfig:
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    #: JSON-lines log file for machines (None: console only)
+    json_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    #: how long ``deepstack play`` keeps retrying to reach the dealer
+    connect_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything ``deepstack play`` and friends read from ``config.yaml``."""
+
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    seed: int = 0
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+    client: ClientConfig = field(default_factory=ClientConfig)
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin in (tuple, list):
+        return f"list of {_type_name(typing.get_args(tp)[0])}"
+    return "null" if tp is type(None) else getattr(tp, "__name__", str(tp))
+
+
+def _convert(value: Any, tp: Any, where: str) -> Any:
+    """``value`` checked against (and converted to) the annotation ``tp``."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+        return _build(tp, value, where)
+    if origin is Literal:
+        if value not in typing.get_args(tp):
+            raise ConfigError(f"{where}: {value!r} is not one of {_type_name(tp)}")
+        return value
+    if origin in (Union, types.UnionType):
+        for option in typing.get_args(tp):
+            try:
+                return _convert(value, option, where)
+            except ConfigError:
+                continue
+        raise ConfigError(f"{where}: {value!r} is not {_type_name(tp)}")
+    if origin in (tuple, list):
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {type(value).__name__}")
+        item_type = typing.get_args(tp)[0]
+        items = [_convert(v, item_type, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if tp is type(None):
+        if value is not None:
+            raise ConfigError(f"{where}: expected null")
+        return None
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported setting type {tp!r}")  # a bug in the dataclasses
+
+
+def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+    kwargs = {k: _convert(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    return cls(**kwargs)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<config>") -> Config:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping")
+    try:
+        return _build(Config, data, "")
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read and validate ``config.yaml`` (the shipped one when ``path`` is None)."""
+    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    if not path.is_file():
+        if path == DEFAULT_CONFIG_PATH:
+            return Config()  # installed without the file: built-in defaults are the file's defaults
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return config_from_dict(data or {}, str(path))

@@ -1,0 +1,169 @@
+"""The ACPC client: connect to a dealer, hand every state to the bot, answer when it is our turn.
+
+The client is deliberately small (transport + parser + bot). It owns two guarantees the
+bot cannot break: a bad line from the dealer is logged and skipped instead of crashing
+the match, and the action sent is always legal, because an exception or an illegal
+action from the bot is replaced (and logged as an error) by the nearest legal action.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass
+
+from protocol.bot import Bot
+from protocol.gamedef import Game
+from protocol.logs import get_logger
+from protocol.matchstate import MatchState, MatchStateError, parse_matchstate
+from protocol.state import CALL, LIMIT_RAISE, Action, ActionKind, raise_to
+
+VERSION_LINE = b"VERSION:2.0.0\r\n"
+log = get_logger("client")
+
+
+class LineBuffer:
+    """Reassembles ``\\n``-terminated lines from arbitrarily chunked TCP reads."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[str]:
+        self._buf += data
+        lines: list[str] = []
+        while True:
+            end = self._buf.find(b"\n")
+            if end < 0:
+                return lines
+            raw = bytes(self._buf[:end])
+            del self._buf[: end + 1]
+            lines.append(raw.decode("ascii", errors="replace").rstrip("\r"))
+
+    @property
+    def pending(self) -> bytes:
+        """Bytes of an unfinished line (the dealer always ends lines, so normally empty)."""
+        return bytes(self._buf)
+
+
+@dataclass
+class ClientSummary:
+    """What one seat saw in a match."""
+
+    hands: int = 0
+    chips_won: float = 0.0
+    decisions: int = 0
+    think_seconds: float = 0.0
+    bad_lines: int = 0
+    fallback_actions: int = 0
+
+    @property
+    def mean_think_ms(self) -> float:
+        return 1000.0 * self.think_seconds / self.decisions if self.decisions else 0.0
+
+    def line(self) -> str:
+        text = (
+            f"hands={self.hands} chips_won={self.chips_won:g} decisions={self.decisions} "
+            f"mean_think_ms={self.mean_think_ms:.2f}"
+        )
+        if self.bad_lines or self.fallback_actions:
+            text += f" bad_lines={self.bad_lines} fallback_actions={self.fallback_actions}"
+        return text
+
+
+def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
+    """Connect, retrying with exponential backoff until ``timeout_s`` has passed."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.05
+    while True:
+        try:
+            sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
+        except OSError as exc:
+            if time.monotonic() + delay > deadline:
+                raise ConnectionError(f"could not connect to {host}:{port} within {timeout_s:g} s: {exc}") from None
+            time.sleep(delay)
+            delay = min(1.0, delay * 2)
+            continue
+        sock.settimeout(None)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+
+def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
+    """The bot's action if it is legal; otherwise the nearest legal one. Second item: replaced?"""
+    state = view.state
+    try:
+        action = bot.act(view)
+    except Exception:  # a decision must never end the match
+        log.exception("bot_error", hand=view.hand_id, betting=state.betting_string())
+        return CALL, True
+    if isinstance(action, Action) and state.is_legal(action):
+        return action, False
+    fallback = CALL
+    bounds = state.raise_bounds()
+    if isinstance(action, Action) and action.kind is ActionKind.RAISE and bounds is not None:
+        fallback = raise_to(min(max(action.size, bounds[0]), bounds[1])) if state.game.is_nolimit else LIMIT_RAISE
+    log.error(
+        "illegal_action_replaced",
+        hand=view.hand_id,
+        betting=state.betting_string(),
+        action=str(action),
+        sent=str(fallback),
+    )
+    return fallback, True
+
+
+def play(game: Game, bot: Bot, host: str, port: int, connect_timeout: float = 30.0) -> ClientSummary:
+    """Play a whole match on ``host:port``; returns when the dealer closes the connection."""
+    sock = connect(host, port, connect_timeout)
+    summary = ClientSummary()
+    buffer = LineBuffer()
+    bot.start_match(game)
+    try:
+        sock.sendall(VERSION_LINE)
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            received = time.perf_counter()
+            for line in buffer.feed(data):
+                reply = _handle_line(line, game, bot, summary)
+                if reply is not None:
+                    sock.sendall(reply.encode("ascii") + b"\r\n")
+                    summary.think_seconds += time.perf_counter() - received
+                    received = time.perf_counter()
+    finally:
+        sock.close()
+        bot.end_match()
+    if buffer.pending:
+        log.warning("unterminated_line_at_eof", data=buffer.pending[:200].decode("ascii", "replace"))
+    return summary
+
+
+def _handle_line(line: str, game: Game, bot: Bot, summary: ClientSummary) -> str | None:
+    """Process one line from the dealer; return the reply line if we must act."""
+    if not line or line[0] in "#;":
+        return None
+    try:
+        view = parse_matchstate(line, game)
+    except MatchStateError as exc:
+        summary.bad_lines += 1
+        log.error("bad_matchstate", line=exc.line, reason=exc.reason)
+        return None
+    try:
+        bot.observe(view)
+    except Exception:
+        log.exception("bot_observe_error", hand=view.hand_id, line=line)
+    state = view.state
+    if state.finished:
+        summary.hands += 1
+        try:
+            summary.chips_won += state.payoffs()[view.position]
+        except Exception as exc:  # e.g. a showdown line without the opponent's cards
+            log.error("payoff_unknown", line=line, reason=str(exc))
+        return None
+    if not view.is_our_turn:
+        return None
+    action, replaced = safe_action(bot, view)
+    summary.decisions += 1
+    summary.fallback_actions += int(replaced)
+    return f"{line}:{action}"

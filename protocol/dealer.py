@@ -1,0 +1,482 @@
+"""A dealer that is wire-compatible with the ACPC dealer (``dealer.c``), plus per-seat statistics.
+
+Same command line (``NAME GAME HANDS SEED NAME1 NAME2 [-p PORTS] [--t_response MS]
+[--t_hand MS] [--t_per_hand MS] ...``), same first stdout line (the ports), same version
+handshake, same ``MATCHSTATE`` traffic, same corrections of bad actions (each logged as a
+``WARNING`` line), same time limits, same log file (4 header lines, one ``STATE`` line per
+hand, ``SCORE``) and the same abort (``ERROR`` line, exit 1, no ``SCORE``) when a player
+disconnects or runs out of time.
+
+One deliberate difference: cards are dealt from a generator seeded by ``(seed, hand)``, so
+the deal of a hand does not depend on earlier hands. Seats alternate positions, hence
+running the same seed with the names swapped is a duplicate match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import select
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence, TextIO
+
+import numpy as np
+
+from protocol.actions import correct_action
+from protocol.client import LineBuffer
+from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
+from protocol.matchstate import MatchStateError, format_matchstate, format_state_line, parse_matchstate
+from protocol.state import HandState
+
+DEFAULT_T_RESPONSE_MS = 600_000
+DEFAULT_T_HAND_MS = 600_000
+DEFAULT_T_PER_HAND_MS = 7_000
+
+
+class DealerAbort(RuntimeError):
+    """The match cannot go on (disconnect, timeout, bad version line)."""
+
+
+@dataclass(frozen=True)
+class Deal:
+    hole_cards: tuple[tuple[int, ...], ...]
+    board: tuple[int, ...]
+
+
+def deal_hand(game: Game, deck: Sequence[int], seed: int, hand_id: int) -> Deal:
+    """The cards of hand ``hand_id``: a function of ``(seed, hand_id)`` only."""
+    rng = np.random.default_rng([seed & 0xFFFFFFFF, hand_id])
+    order = rng.permutation(np.asarray(deck, dtype=np.int64))
+    k = game.num_hole_cards
+    holes = tuple(tuple(int(c) for c in order[p * k : (p + 1) * k]) for p in range(game.num_players))
+    start = game.num_players * k
+    board = tuple(int(c) for c in order[start : start + game.total_board_cards])
+    return Deal(holes, board)
+
+
+def format_value(value: float) -> str:
+    """``%.6f`` with trailing zeros (and a trailing point) removed, as the ACPC dealer prints."""
+    text = f"{value:.6f}".rstrip("0")
+    return text.rstrip(".")
+
+
+@dataclass
+class DealerConfig:
+    match_name: str
+    game: Game
+    game_label: str
+    hands: int
+    seed: int
+    names: tuple[str, ...]
+    ports: tuple[int, ...] = ()
+    host: str = "127.0.0.1"
+    t_response_ms: int = DEFAULT_T_RESPONSE_MS
+    t_hand_ms: int = DEFAULT_T_HAND_MS
+    t_per_hand_ms: int = DEFAULT_T_PER_HAND_MS
+    start_timeout_ms: int = -1
+    log_dir: Path | None = Path(".")
+    append: bool = False
+    quiet: bool = False
+    fixed_seats: bool = False
+    deck: DeckConvention = "high"
+
+
+@dataclass
+class SeatStats:
+    """What the dealer measured for one seat."""
+
+    total: float = 0.0
+    corrections: int = 0
+    decisions: int = 0
+    think_us: int = 0
+    max_hand_us: int = 0
+
+    @property
+    def mean_think_ms(self) -> float:
+        return self.think_us / 1000.0 / self.decisions if self.decisions else 0.0
+
+
+@dataclass
+class DealerResult:
+    ok: bool
+    error: str | None
+    hands_played: int
+    seats: list[SeatStats]
+    #: per hand, the value of each seat (seat order), for confidence intervals
+    hand_values: list[tuple[float, ...]] = field(default_factory=list)
+    log_path: Path | None = None
+
+
+class _Seat:
+    def __init__(self, index: int, conn: socket.socket) -> None:
+        self.index = index
+        self.conn = conn
+        self.buffer = LineBuffer()
+        self.lines: list[str] = []
+
+    def send(self, line: str) -> None:
+        self.conn.sendall(line.encode("ascii") + b"\r\n")
+
+    def read_line(self, timeout_s: float | None) -> str | None:
+        """Next line, or None on disconnect or when ``timeout_s`` passes."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not self.lines:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                ready, _, _ = select.select([self.conn], [], [], remaining)
+                if not ready:
+                    return None
+            try:
+                data = self.conn.recv(65536)
+            except OSError:
+                return None
+            if not data:
+                return None
+            self.lines.extend(self.buffer.feed(data))
+        return self.lines.pop(0)
+
+
+class Dealer:
+    """Runs one match. Call :meth:`open` (binds the ports), then :meth:`run`."""
+
+    def __init__(self, config: DealerConfig, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        if config.game.num_players != len(config.names):
+            raise ValueError(f"{config.game.num_players} players need {config.game.num_players} names")
+        if config.ports and len(config.ports) != config.game.num_players:
+            raise ValueError(f"{len(config.ports)} ports given for {config.game.num_players} players")
+        if config.hands <= 0:
+            raise ValueError(f"invalid number of hands {config.hands}")
+        self.config = config
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.listeners: list[socket.socket] = []
+        self.ports: tuple[int, ...] = ()
+        self.deck = config.game.deck(config.deck)
+
+    # ------------------------------------------------------------------ set-up
+    def open(self) -> tuple[int, ...]:
+        """Bind one listening socket per seat; returns the ports (in seat order)."""
+        ports = []
+        for i in range(self.config.game.num_players):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            port = self.config.ports[i] if self.config.ports else 0
+            try:
+                sock.bind((self.config.host, port))
+            except OSError as exc:
+                sock.close()
+                self.close()
+                raise DealerAbort(f"could not create listen socket for player {i + 1}: {exc}") from None
+            sock.listen(1)
+            self.listeners.append(sock)
+            ports.append(sock.getsockname()[1])
+        self.ports = tuple(ports)
+        return self.ports
+
+    def close(self) -> None:
+        for sock in self.listeners:
+            sock.close()
+        self.listeners = []
+
+    def _e(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def _accept(self) -> list[_Seat]:
+        timeout = self.config.start_timeout_ms / 1000.0 if self.config.start_timeout_ms > 0 else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        seats = []
+        for i, listener in enumerate(self.listeners):
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([listener], [], [], remaining)
+            if not ready:
+                raise DealerAbort(f"seat {i + 1} did not connect within the start timeout")
+            conn, _ = listener.accept()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            seats.append(_Seat(i, conn))
+        return seats
+
+    def _check_version(self, seat: _Seat) -> None:
+        timeout = self.config.start_timeout_ms / 1000.0 if self.config.start_timeout_ms > 0 else None
+        line = seat.read_line(timeout)
+        if line is None:
+            raise DealerAbort(f"could not read version string from seat {seat.index + 1}")
+        parts = line.strip()
+        try:
+            if not parts.startswith("VERSION:"):
+                raise ValueError
+            major, minor, rev = (int(x) for x in parts[len("VERSION:") :].split(".")[:3])
+        except ValueError:
+            raise DealerAbort(f"invalid version string {line}") from None
+        if major != 2 or minor > 0:
+            self._e("ERROR: this server is currently using version 2.0.0")
+
+    # ------------------------------------------------------------------ match
+    def run(self) -> DealerResult:
+        cfg = self.config
+        n = cfg.game.num_players
+        stats = [SeatStats() for _ in range(n)]
+        result = DealerResult(ok=False, error=None, hands_played=0, seats=stats)
+        log_file: TextIO | None = None
+        seats: list[_Seat] = []
+        try:
+            if not self.listeners:
+                self.open()
+            if cfg.log_dir is not None:
+                cfg.log_dir.mkdir(parents=True, exist_ok=True)
+                result.log_path = cfg.log_dir / f"{cfg.match_name}.log"
+                log_file = open(result.log_path, "a" if cfg.append else "w", encoding="ascii")
+            header = (
+                f"# name/game/hands/seed {cfg.match_name} {cfg.game_label} {cfg.hands} {cfg.seed}\n"
+                f"#--t_response {cfg.t_response_ms}\n#--t_hand {cfg.t_hand_ms}\n#--t_per_hand {cfg.t_per_hand_ms}\n"
+            )
+            self.err.write(header)
+            if log_file:
+                log_file.write(header)
+                log_file.flush()
+            seats = self._accept()
+            for seat in seats:
+                self._check_version(seat)
+            if not cfg.quiet:
+                self._e(f"STARTED at {time.time():.6f}")
+            match_budget_us = cfg.t_per_hand_ms * 1000 * cfg.hands
+            for hand_id in range(cfg.hands):
+                values = self._play_hand(hand_id, seats, stats, match_budget_us, log_file)
+                result.hand_values.append(values)
+                result.hands_played = hand_id + 1
+            if not cfg.quiet:
+                self._e(f"FINISHED at {time.time():.6f}")
+            score = "SCORE:" + "|".join(format_value(s.total) for s in stats) + ":" + "|".join(cfg.names)
+            self.out.write(score + "\n")
+            self.out.flush()
+            self._e(score)
+            if log_file:
+                log_file.write(score + "\n")
+            result.ok = True
+        except DealerAbort as exc:
+            result.error = str(exc)
+            self._e(f"ERROR: {exc}")
+        finally:
+            if log_file:
+                log_file.close()
+            for seat in seats:
+                try:
+                    seat.conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                seat.conn.close()
+            self.close()
+        return result
+
+    def _play_hand(
+        self,
+        hand_id: int,
+        seats: list[_Seat],
+        stats: list[SeatStats],
+        match_budget_us: int,
+        log_file: TextIO | None,
+    ) -> tuple[float, ...]:
+        cfg = self.config
+        n = cfg.game.num_players
+        player0_seat = 0 if cfg.fixed_seats else hand_id % n
+        seat_of = [(p + player0_seat) % n for p in range(n)]  # position -> seat
+        deal = deal_hand(cfg.game, self.deck, cfg.seed, hand_id)
+        state = HandState.initial(cfg.game, hand_id, hole_cards=deal.hole_cards)
+        state = state.with_board(deal.board[: cfg.game.board_cards_through(0)])
+        hand_used_us = [0] * n
+        while not state.finished:
+            actor = state.current_player
+            assert actor is not None
+            send_time = 0.0
+            for seat in seats:
+                position = (seat.index + n - player0_seat) % n
+                line = format_matchstate(state, position)
+                self._send(seat, line)
+                if position == actor:
+                    send_time = time.perf_counter()
+            seat = seats[seat_of[actor]]
+            action_text = self._read_response(seat, state, actor, send_time, stats, hand_used_us, match_budget_us)
+            correction = correct_action(state, action_text)
+            for warning in correction.warnings:
+                self._e(f"WARNING: {warning}")
+            if correction.corrected:
+                stats[seat.index].corrections += 1
+            state = state.apply(correction.action)
+            if state.board_cards_needed:
+                state = state.with_board(deal.board[: cfg.game.board_cards_through(state.round)])
+        values = state.payoffs()
+        for p, v in enumerate(values):
+            stats[seat_of[p]].total += v
+        for s in range(n):
+            stats[s].max_hand_us = max(stats[s].max_hand_us, hand_used_us[(s + n - player0_seat) % n])
+        if log_file:
+            names = "|".join(cfg.names[seat_of[p]] for p in range(n))
+            log_file.write(
+                f"{format_state_line(state)}:{'|'.join(format_value(v) for v in values)}:{names}\n"
+            )
+            log_file.flush()
+        for seat in seats:
+            self._send(seat, format_matchstate(state, (seat.index + n - player0_seat) % n))
+        return tuple(values[(s + n - player0_seat) % n] for s in range(n))
+
+    def _send(self, seat: _Seat, line: str) -> None:
+        try:
+            seat.send(line)
+        except OSError:
+            raise DealerAbort(f"could not send state to seat {seat.index + 1}") from None
+        if not self.config.quiet:
+            self._e(f"TO {seat.index + 1} at {time.time():.6f} {line}")
+
+    def _read_response(
+        self,
+        seat: _Seat,
+        state: HandState,
+        actor: int,
+        send_time: float,
+        stats: list[SeatStats],
+        hand_used_us: list[int],
+        match_budget_us: int,
+    ) -> str | None:
+        """The action text of the acting seat's reply (None: the reply has no action part)."""
+        cfg = self.config
+        st = stats[seat.index]
+        while True:
+            elapsed_us = int((time.perf_counter() - send_time) * 1e6)
+            allowed_us = min(
+                cfg.t_response_ms * 1000,
+                cfg.t_hand_ms * 1000 - hand_used_us[actor],
+                match_budget_us - st.think_us,
+            )
+            line = seat.read_line(max(0.0, (allowed_us - elapsed_us) / 1e6))
+            response_us = int((time.perf_counter() - send_time) * 1e6)
+            if line is None:
+                if response_us >= allowed_us:
+                    raise DealerAbort(f"seat {seat.index + 1} ran out of time")
+                raise DealerAbort(f"could not get action from seat {seat.index + 1}")
+            if not cfg.quiet:
+                self._e(f"FROM {seat.index + 1} at {time.time():.6f} {line}")
+            if line[:1] in ("#", ";"):
+                continue
+            if response_us > allowed_us:
+                raise DealerAbort(f"seat {seat.index + 1} ran out of time")
+            fields = line.split(":")
+            state_text = ":".join(fields[:5])
+            try:
+                echoed = parse_matchstate(state_text, cfg.game)
+            except MatchStateError:
+                self._e("WARNING: bad state format in response")
+                continue
+            if not _same_view(echoed.state, state, actor, echoed.position):
+                self._e("WARNING: ignoring un-requested response")
+                continue
+            st.decisions += 1
+            st.think_us += response_us
+            hand_used_us[actor] += response_us
+            if len(fields) < 6:
+                return None
+            return ":".join(fields[5:])
+
+
+def _same_view(echoed: HandState, state: HandState, actor: int, position: int) -> bool:
+    """ACPC ``matchStatesEqual``: position, hand, betting, board and the viewer's own cards."""
+    return (
+        position == actor
+        and echoed.hand_id == state.hand_id
+        and echoed.betting_string() == state.betting_string()
+        and echoed.board == state.board
+        and echoed.hole_cards[actor] == state.hole_cards[actor]
+    )
+
+
+# ---------------------------------------------------------------------- command line
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deepstack dealer",
+        description="ACPC-compatible dealer: prints the seat ports on the first stdout line, "
+        "plays HANDS hands and writes NAME.log (STATE lines and SCORE).",
+    )
+    parser.add_argument("name", help="match name (the log is NAME.log)")
+    parser.add_argument("game", help="short name (hunl, hul, leduc, leduc-limit) or .game file")
+    parser.add_argument("hands", type=int, help="number of hands")
+    parser.add_argument("seed", type=int, help="random seed of the deal")
+    parser.add_argument("players", nargs="+", help="one name per seat")
+    parser.add_argument("-p", dest="ports", help="comma-separated ports, one per seat (default: random)")
+    parser.add_argument("--t_response", type=int, default=DEFAULT_T_RESPONSE_MS, help="max ms per response")
+    parser.add_argument("--t_hand", type=int, default=DEFAULT_T_HAND_MS, help="max ms of one player per hand")
+    parser.add_argument(
+        "--t_per_hand", type=int, default=DEFAULT_T_PER_HAND_MS, help="max average ms per hand over the match"
+    )
+    parser.add_argument("--start_timeout", type=int, default=-1, help="max ms to wait for players (<0: none)")
+    parser.add_argument("-q", dest="quiet", action="store_true", help="only errors, warnings and the score on stderr")
+    parser.add_argument("-f", dest="fixed", action="store_true", help="fixed seats (no rotation of positions)")
+    parser.add_argument("-l", dest="no_log", action="store_true", help="no log file")
+    parser.add_argument("-L", dest="no_log", action="store_false", help="write the log file (default)")
+    parser.add_argument("-a", dest="append", action="store_true", help="append to the log file")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--deck",
+        choices=["high", "low"],
+        default="high",
+        help="reduced-deck convention: top ranks/last suits (high, default) or lowest ranks/first suits (low)",
+    )
+    parser.add_argument("--log-dir", default=".", help="folder of NAME.log (default: current folder)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_intermixed_args(argv)
+    try:
+        game = load_game(args.game)
+    except GameDefError as exc:
+        print(f"ERROR: could not read game {args.game}: {exc}", file=sys.stderr)
+        return 1
+    if len(args.players) != game.num_players:
+        print(f"ERROR: {game.num_players} player names needed, got {len(args.players)}", file=sys.stderr)
+        return 1
+    ports: tuple[int, ...] = ()
+    if args.ports:
+        try:
+            ports = tuple(int(p) for p in args.ports.split(","))
+        except ValueError:
+            print(f"ERROR: bad port string {args.ports}", file=sys.stderr)
+            return 1
+        if len(ports) != game.num_players or not all(0 <= p < 65536 for p in ports):
+            print(f"ERROR: bad port string {args.ports}", file=sys.stderr)
+            return 1
+    if args.hands <= 0:
+        print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)
+        return 1
+    config = DealerConfig(
+        match_name=args.name,
+        game=game,
+        game_label=args.game,
+        hands=args.hands,
+        seed=args.seed,
+        names=tuple(args.players),
+        ports=ports,
+        host=args.host,
+        t_response_ms=args.t_response,
+        t_hand_ms=args.t_hand,
+        t_per_hand_ms=args.t_per_hand,
+        start_timeout_ms=args.start_timeout,
+        log_dir=None if args.no_log else Path(args.log_dir),
+        append=args.append,
+        quiet=args.quiet,
+        fixed_seats=args.fixed,
+        deck=args.deck,
+    )
+    dealer = Dealer(config)
+    try:
+        ports = dealer.open()
+    except DealerAbort as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return 1
+    print(" ".join(str(p) for p in ports), flush=True)
+    result = dealer.run()
+    return 0 if result.ok else 1

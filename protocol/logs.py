@@ -1,0 +1,69 @@
+"""Logging set-up shared by every command: structlog events, readable on the console for
+people and as JSON lines in a file for machines (one object per event)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import structlog
+
+_SHARED = [
+    structlog.contextvars.merge_contextvars,
+    structlog.stdlib.add_logger_name,
+    structlog.stdlib.add_log_level,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+]
+
+
+def configure_logging(level: str = "info", json_path: str | Path | None = None, console: bool = True) -> None:
+    """Route structlog (and stdlib logging) to stderr and, if given, a JSON-lines file.
+
+    Safe to call more than once: earlier handlers are replaced.
+    """
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r}")
+    structlog.configure(
+        processors=_SHARED + [structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(numeric)
+    if console:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                foreign_pre_chain=_SHARED,
+                processors=[
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.dev.ConsoleRenderer(colors=False),
+                ],
+            )
+        )
+        root.addHandler(handler)
+    if json_path is not None:
+        path = Path(json_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(path, mode="a", encoding="utf-8")
+        fh.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                foreign_pre_chain=_SHARED,
+                processors=[
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.format_exc_info,
+                    structlog.processors.JSONRenderer(),
+                ],
+            )
+        )
+        root.addHandler(fh)
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    return structlog.get_logger(name)

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from protocol.gamedef import (
+    SHORT_NAMES,
+    UNLIMITED_RAISES,
+    UNLIMITED_STACK,
+    Betting,
+    GameDefError,
+    load_game,
+    parse_game,
+)
+from tests.conftest import SHARED
+
+HUNL_TEXT = (SHARED / "acpc" / "games" / "holdem.nolimit.2p.reverse_blinds.game").read_text()
+
+
+@pytest.mark.parametrize("name", sorted(SHORT_NAMES))
+def test_every_shipped_game_parses_and_round_trips(name: str) -> None:
+    game = load_game(name)
+    assert game.num_players == 2
+    again = parse_game(game.to_text(), name=name)
+    assert again == game
+
+
+@pytest.mark.parametrize("path", sorted((SHARED / "acpc" / "games").glob("*.game")))
+def test_shared_game_files_parse_by_path(path: Path) -> None:
+    game = load_game(path)
+    assert game.name == path.stem
+
+
+def test_hunl_fields() -> None:
+    g = load_game("hunl")
+    assert g.betting is Betting.NOLIMIT
+    assert g.stack == (20000, 20000)
+    assert g.blind == (100, 50)
+    assert g.first_player == (1, 0, 0, 0)
+    assert g.num_board_cards == (0, 3, 1, 1)
+    assert g.max_raises == (UNLIMITED_RAISES,) * 4
+    assert g.deck() == tuple(range(52)) == g.deck("low")
+
+
+def test_limit_and_leduc_fields() -> None:
+    hul = load_game("hul")
+    assert hul.is_limit and hul.raise_size == (10, 10, 20, 20) and hul.max_raises == (3, 4, 4, 4)
+    assert hul.stack == (UNLIMITED_STACK, UNLIMITED_STACK)
+    leduc = load_game("leduc-limit")
+    assert leduc.num_rounds == 2 and leduc.num_ranks == 3 and leduc.num_suits == 2
+    assert leduc.first_player == (0, 0)
+    # the two reduced-deck conventions of the dealer copies
+    assert leduc.deck("high") == (42, 43, 46, 47, 50, 51)  # Qh Qs Kh Ks Ah As
+    assert leduc.deck("low") == (0, 1, 4, 5, 8, 9)
+
+
+def _mutate(old: str, new: str, text: str = HUNL_TEXT) -> str:
+    assert old in text
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        (_mutate("stack = 20000 20000", "  stack = 20000 20000"), 5, "indented"),
+        (_mutate("numRounds = 4", "numRoundz = 4"), 4, "unknown key 'numRoundz'"),
+        (_mutate("blind = 100 50", "blind = 100 fifty"), 6, "must be integers"),
+        (_mutate("blind = 100 50", "blind = 100"), 6, "needs 2 values"),
+        (_mutate("firstPlayer = 2 1 1 1", "firstPlayer = 3 1 1 1"), 7, "firstPlayer of round 1"),
+        (_mutate("blind = 100 50", "blind = 100 50\nblind = 100 50"), 7, "given twice"),
+        (_mutate("blind = 100 50", "blind = 30000 50"), 6, "greater than its stack"),
+        (_mutate("numBoardCards = 0 3 1 1", "numBoardCards = 0 3 1"), 11, "one per round"),
+        (_mutate("numRanks = 13", "numRanks = 14"), 9, "outside 1..13"),
+        (_mutate("END GAMEDEF", "END GAMEDEF\nstack = 5 5"), 13, "after END GAMEDEF"),
+        (_mutate("nolimit", "nolimit\nraiseSize = 1 1 1 1"), 3, "only meaningful in limit"),
+    ],
+)
+def test_bad_game_files_name_file_line_and_problem(text: str, line: int, fragment: str) -> None:
+    with pytest.raises(GameDefError) as info:
+        parse_game(text, source="bad.game")
+    assert info.value.line == line
+    assert fragment in str(info.value)
+    assert str(info.value).startswith(f"bad.game:{line}: ")
+
+
+@pytest.mark.parametrize("key", ["numPlayers", "numRounds", "blind", "numSuits", "numRanks", "numHoleCards", "numBoardCards"])
+def test_missing_required_keys(key: str) -> None:
+    text = "\n".join(l for l in HUNL_TEXT.splitlines() if not l.lower().startswith(key.lower()))
+    with pytest.raises(GameDefError, match=f"missing required key {key}"):
+        parse_game(text, source="bad.game")
+
+
+def test_missing_betting_type_and_limit_raise_size() -> None:
+    with pytest.raises(GameDefError, match="missing betting type"):
+        parse_game(_mutate("nolimit\n", ""), source="x")
+    limit = (SHARED / "acpc" / "games" / "holdem.limit.2p.reverse_blinds.game").read_text()
+    with pytest.raises(GameDefError, match="raiseSize"):
+        parse_game(limit.replace("raiseSize = 10 10 20 20\n", ""), source="x")
+
+
+def test_too_many_cards_for_the_deck() -> None:
+    text = _mutate("numRanks = 13", "numRanks = 2")
+    with pytest.raises(GameDefError, match="too many hole and board cards"):
+        parse_game(text, source="x")
+
+
+def test_missing_file_and_bad_file(tmp_path: Path) -> None:
+    with pytest.raises(GameDefError, match="no such game file, and not a short name"):
+        load_game(tmp_path / "nope.game")
+    binary = tmp_path / "bin.game"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(GameDefError, match="cannot read"):
+        load_game(binary)
