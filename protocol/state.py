@@ -135,6 +135,47 @@ class HandState:
             board=tuple(board),
         )
 
+    @classmethod
+    def at_round_start(
+        cls,
+        game: Game,
+        round_: int,
+        spent: Sequence[int],
+        board: Sequence[int] = (),
+        hand_id: int = 0,
+    ) -> "HandState":
+        """A public state at the start of ``round_`` with ``spent`` chips in per player.
+
+        For solver spots ("turn, pot 10, 95 behind"): the earlier betting is not recorded,
+        only its result. Round 0 must start from the blinds (:meth:`initial`).
+        """
+        if not 0 < round_ < game.num_rounds:
+            raise RulesError(f"round {round_} is not a later round of this game (1..{game.num_rounds - 1})")
+        spent_t = tuple(int(s) for s in spent)
+        if len(spent_t) != game.num_players:
+            raise RulesError(f"{len(spent_t)} contributions given for {game.num_players} players")
+        for p, (s, stack) in enumerate(zip(spent_t, game.stack)):
+            if not 0 < s <= stack:
+                raise RulesError(f"player {p} has {s} chips in; must be 1..{stack} (its stack)")
+        if len(set(spent_t)) != 1:
+            raise RulesError(f"contributions {spent_t} differ: a round starts with all bets called")
+        max_spent = spent_t[0]
+        state = cls.initial(game, hand_id, board=board)
+        state = replace(
+            state,
+            round=round_,
+            actions=((),) * (round_ + 1),
+            actors=((),) * (round_ + 1),
+            spent=spent_t,
+            max_spent=max_spent,
+            min_raise_to=max_spent + max(1, max(game.blind)) if game.is_nolimit else 0,
+        )
+        if len(state.board) != game.board_cards_through(round_):
+            raise RulesError(f"round {round_} needs {game.board_cards_through(round_)} board cards, got {len(state.board)}")
+        if all(s >= stack for s, stack in zip(spent_t, game.stack)):
+            raise RulesError("both players are all-in: there is no betting left to solve")
+        return state
+
     # ------------------------------------------------------------------ queries
     @property
     def pot(self) -> int:
