@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Protocol
 
-import numpy as np
 import torch
 
 from agent.lookahead import LeafInfo, Lookahead
@@ -122,15 +121,18 @@ class SolveResult:
     iterations: int
     seconds: float
     average_strategy: torch.Tensor  # [M, A, H]
-    average_values: torch.Tensor  # [tracked row, player, hand]
+    average_values: torch.Tensor  # [player, tracked row, hand]
     root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach)
 
 
 class Solver:
     """Runs CFR on one lookahead. Create, then :meth:`solve`.
 
-    Tensors are ``[row, player, hand]`` so that every gather and scatter runs along the
-    first dimension; ``view(-1, H)`` gives the flat ``row * 2 + player`` indexing.
+    Per-player tensors are ``[row, hand]`` (contiguous), so gathers and scatters run along
+    the first dimension. One *pass* for player p computes the opponent's reach down the
+    tree and p's counterfactual values up the tree: alternating CFR does one pass per
+    player and updates that player right after it; simultaneous CFR (DeepStack's hybrid)
+    does both passes with the same strategies and then updates both.
     """
 
     def __init__(
@@ -150,114 +152,102 @@ class Solver:
         opts = {"device": la.device, "dtype": la.dtype}
         self.regrets = torch.zeros(M, A, H, **opts)
         self.strategy_sum = torch.zeros(M, A, H, **opts)
-        self.reach = torch.zeros(N, 2, H, **opts)
-        self.values = torch.zeros(N, 2, H, **opts)
+        self.reach = torch.zeros(2, N, H, **opts)
+        self.values = torch.zeros(2, N, H, **opts)
         # multiplier table: [ones; board masks; strategy]; the strategy block is rewritten in place
         self.table = torch.empty(la.table_rows, H, **opts)
         self.table[0] = 1
         self.table[1 : la.strategy_offset] = la.board_valid
         self.strategy = self.table[la.strategy_offset :].view(M, A, H)
         self.track_rows = track_rows if track_rows is not None else torch.arange(N, device=la.device)
-        self.values_sum = torch.zeros(len(self.track_rows), 2, H, **opts)
+        self.values_sum = torch.zeros(2, len(self.track_rows), H, **opts)
         self.weight_sum = 0.0
         self.valid = la.dec_valid.unsqueeze(2).to(la.dtype)  # [M, A, 1]
         self.num_valid = self.valid.sum(dim=1, keepdim=True)
-        # flat (row * 2 + player) indices used every iteration
-        actor = la.dec_actor.unsqueeze(1).expand_as(la.dec_children)
-        self.child_flat = (la.dec_children * 2 + actor).reshape(-1)  # [M*A]
-        self.node_flat = la.dec_rows * 2 + la.dec_actor  # [M]
-        self.actor_mask = torch.stack([(la.dec_actor == p).to(la.dtype).view(-1, 1, 1) for p in range(2)])
-        self._showdown = None
-        if len(la.showdown_rows):
-            self._showdown = la.terminal.showdown(np.concatenate([la.showdown_boards, la.showdown_boards]))
-        self._fold_boards = la.fold_boards.repeat_interleave(2) if len(la.fold_rows) else None
+        self.root_reach = torch.zeros(2, H, **opts)
+        self._showdown = la.terminal.showdown(la.showdown_boards) if len(la.showdown_rows) else None
+        self._has_leaves = len(la.leaves.rows) > 0
         self.iterations_done = 0
+        for p in range(2):
+            self.update_strategy(p)
 
     # ------------------------------------------------------------------ phases
-    def update_strategy(self) -> torch.Tensor:
-        """Regret matching into the strategy block: positive regrets normalised, uniform if none."""
-        pos = self.regrets.clamp(min=0).mul_(self.valid)
+    def update_strategy(self, player: int) -> None:
+        """Regret matching for ``player``'s decisions: positive regrets normalised, uniform if none."""
+        sl = self.la.dec_slices[player]
+        valid = self.valid[sl]
+        pos = self.regrets[sl].clamp(min=0).mul_(valid)
         total = pos.sum(dim=1, keepdim=True)
-        torch.where(total > 0, pos.div_(total.clamp(min=1e-30)), self.valid / self.num_valid, out=self.strategy)
-        return self.strategy
+        torch.where(total > 0, pos.div_(total.clamp(min=1e-30)), valid / self.num_valid[sl], out=self.strategy[sl])
 
-    def propagate_reach(self, root_reach: torch.Tensor) -> None:
-        """Reach of both players at every row, for the strategy in the table."""
+    def propagate_reach(self, player: int) -> None:
+        """Reach of ``player`` at every row under the strategy in the table."""
         la = self.la
-        H = la.num_hands
-        self.reach[0] = root_reach
+        reach = self.reach[player]
+        reach[0] = self.root_reach[player]
         for d, tr in enumerate(la.transitions):
-            child = self.reach.index_select(0, tr.parent)
-            child.mul_(self.table.index_select(0, tr.mult_src).view(-1, 2, H))
-            self.reach[la.depth_slices[d + 1]] = child
+            child = reach[la.depth_slices[d + 1]]
+            torch.index_select(reach[la.depth_slices[d]], 0, tr.parent_local, out=child)
+            child.mul_(self.table.index_select(0, tr.src[player]))
 
-    def terminal_values(self) -> None:
-        """Fold, showdown and leaf values (all other rows zero, ready for propagation)."""
+    def terminal_values(self, player: int) -> None:
+        """Fold, showdown and leaf values of ``player`` (other rows zero, ready to propagate)."""
         la = self.la
-        H = la.num_hands
-        self.values.zero_()
+        values = self.values[player]
+        opp = self.reach[1 - player]
+        values.zero_()
         if len(la.fold_rows):
-            opp = self.reach.index_select(0, la.fold_rows).flip(1).reshape(-1, H)  # [F*2, H]
-            mass = la.terminal.fold_mass(opp, self._fold_boards).view(-1, 2, H)
-            self.values[la.fold_rows] = mass * la.fold_payoff.unsqueeze(2)
+            mass = la.terminal.fold_mass(opp.index_select(0, la.fold_rows), la.fold_boards)
+            values[la.fold_rows] = mass.mul_(la.fold_payoff[:, player : player + 1])
         if self._showdown is not None:
-            opp = self.reach.index_select(0, la.showdown_rows).flip(1)  # [S, 2, H]
-            opp = opp.transpose(0, 1).reshape(-1, H)  # player-major: [2*S, H]
-            wl = self._showdown(opp).view(2, -1, H).transpose(0, 1)
-            self.values[la.showdown_rows] = wl * la.showdown_amount.view(-1, 1, 1)
-        if len(la.leaves.rows):
+            wl = self._showdown(opp.index_select(0, la.showdown_rows))
+            values[la.showdown_rows] = wl.mul_(la.showdown_amount.unsqueeze(1))
+        if self._has_leaves:
             assert self.leaf_values is not None
-            leaf_reach = self.reach[la.leaves.rows].transpose(0, 1)  # [2, L, H]
-            self.values[la.leaves.rows] = self.leaf_values(leaf_reach, la.leaves, la).transpose(0, 1)
+            leaf_reach = self.reach[:, la.leaves.rows]
+            values[la.leaves.rows] = self.leaf_values(leaf_reach, la.leaves, la)[player]
 
-    def _child_contribution(self, d: int) -> torch.Tensor:
+    def propagate_values(self, player: int) -> None:
+        """Counterfactual values of ``player`` up the tree (strategy-weighted at its own decisions)."""
+        la = self.la
+        values = self.values[player]
+        for d in range(len(la.transitions) - 1, -1, -1):
+            values.index_add_(0, la.transitions[d].parent, self._contribution(player, d))
+
+    def _contribution(self, player: int, d: int) -> torch.Tensor:
         la = self.la
         tr = la.transitions[d]
-        contrib = self.values[la.depth_slices[d + 1]] * self.table.index_select(0, tr.mult_src).view(-1, 2, la.num_hands)
+        contrib = self.values[player, la.depth_slices[d + 1]] * self.table.index_select(0, tr.src[player])
         if tr.chance_weight is not None:
             contrib.mul_(tr.chance_weight)
         return contrib
 
-    def propagate_values(self) -> None:
-        """Counterfactual values up the tree: strategy-weighted for the actor, summed otherwise."""
+    def update_regrets(self, t: int, player: int) -> None:
+        """Add this iteration's regrets of ``player``'s decisions, then floor or discount them."""
         la = self.la
-        for d in range(len(la.transitions) - 1, -1, -1):
-            self.values.index_add_(0, la.transitions[d].parent, self._child_contribution(d))
-
-    def update_regrets(self, t: int, player: int | None = None) -> None:
-        """Add this iteration's regrets (of ``player``'s decisions only, if given)."""
-        la = self.la
-        flat = self.values.view(-1, la.num_hands)
-        child_values = flat.index_select(0, self.child_flat).view_as(self.regrets)
-        node_values = flat.index_select(0, self.node_flat).unsqueeze(1)
-        gain = (child_values - node_values).mul_(self.valid)
-        if player is not None:
-            gain.mul_(self.actor_mask[player])
-        self.regrets.add_(gain)
+        sl = la.dec_slices[player]
+        values = self.values[player]
+        regrets = self.regrets[sl]
+        child_values = values.index_select(0, la.dec_children[sl].reshape(-1)).view_as(regrets)
+        node_values = values.index_select(0, la.dec_rows[sl]).unsqueeze(1)
+        regrets.add_(child_values.sub_(node_values).mul_(self.valid[sl]))
         if self.variant.floors_regrets:
-            self.regrets.clamp_(min=0)
+            regrets.clamp_(min=0)
         else:
             pos, neg = self.variant.discount(t)
-            factor = torch.where(self.regrets > 0, pos, neg)
-            if player is not None:
-                mask = self.actor_mask[player]
-                factor = factor * mask + (1 - mask)
-            self.regrets.mul_(factor)
+            regrets.mul_(torch.where(regrets > 0, pos, neg))
 
-    def update_averages(self, t: int, player: int | None = None) -> None:
+    def update_averages(self, t: int, player: int) -> None:
+        """Average strategy (weighted by the player's own reach) and average values."""
         w = self.variant.average_weight(t)
         if w <= 0:
             return
         la = self.la
-        own_reach = self.reach.view(-1, la.num_hands).index_select(0, self.node_flat).unsqueeze(1)  # [M, 1, H]
-        contrib = self.strategy * own_reach
-        if player is not None:
-            contrib.mul_(self.actor_mask[player])
-            self.values_sum[:, player].add_(self.values[self.track_rows, player], alpha=w)
-        else:
-            self.values_sum.add_(self.values[self.track_rows], alpha=w)
-        self.strategy_sum.add_(contrib, alpha=w)
-        if player in (None, 1):
+        sl = la.dec_slices[player]
+        own_reach = self.reach[player].index_select(0, la.dec_rows[sl]).unsqueeze(1)  # [m, 1, H]
+        self.strategy_sum[sl].add_(self.strategy[sl] * own_reach, alpha=w)
+        self.values_sum[player].add_(self.values[player].index_select(0, self.track_rows), alpha=w)
+        if player == 1:
             self.weight_sum += w
 
     # ------------------------------------------------------------------ driver
@@ -271,26 +261,36 @@ class Solver:
     ) -> SolveResult:
         """Run ``iterations`` iterations (or until ``time.monotonic()`` passes ``deadline``).
 
-        ``root_reach`` is ``[2, H]`` (player, hand).
+        ``root_reach`` is ``[2, H]`` (player, hand); with a gadget, the gadget player's
+        row is replaced by its follow-weighted reach every iteration.
         """
         start = time.perf_counter()
-        root_reach = root_reach.to(device=self.la.device, dtype=self.la.dtype).clone()
+        self.root_reach.copy_(root_reach.to(device=self.la.device, dtype=self.la.dtype))
+        if gadget is not None:
+            gadget_follow = gadget.follow_probability()
+            self.root_reach[gadget.player] = gadget.reach(gadget_follow)
+        for p in range(2):
+            self.propagate_reach(p)
         t0 = self.iterations_done
-        players: tuple[int | None, ...] = (0, 1) if self.variant.alternating else (None,)
         for i in range(1, iterations + 1):
             t = t0 + i
-            for player in players:
-                self.update_strategy()
-                if gadget is not None:
-                    p_follow = gadget.follow_probability()
-                    root_reach[gadget.player] = gadget.reach(p_follow)
-                self.propagate_reach(root_reach)
-                self.terminal_values()
-                self.propagate_values()
-                if gadget is not None and player in (None, gadget.player):
-                    gadget.update(self.values[0, gadget.player], p_follow)
-                self.update_regrets(t, player)
-                self.update_averages(t, player)
+            if self.variant.alternating:
+                for p in (0, 1):
+                    self.propagate_reach(1 - p)
+                    self._values_for(p, gadget)
+                    self.update_regrets(t, p)
+                    self.update_averages(t, p)
+                    self.update_strategy(p)
+            else:
+                for p in (0, 1):
+                    self.propagate_reach(p)
+                for p in (0, 1):
+                    self._values_for(p, gadget)
+                for p in (0, 1):
+                    self.update_regrets(t, p)
+                    self.update_averages(t, p)
+                for p in (0, 1):
+                    self.update_strategy(p)
             self.iterations_done = t
             if on_iteration is not None:
                 on_iteration(t)
@@ -301,51 +301,62 @@ class Solver:
             seconds=time.perf_counter() - start,
             average_strategy=self.average_strategy(),
             average_values=self.average_values(),
-            root_reach=root_reach,
+            root_reach=self.root_reach.clone(),
         )
+
+    def _values_for(self, player: int, gadget: Gadget | None) -> None:
+        self.terminal_values(player)
+        self.propagate_values(player)
+        if gadget is not None and player == gadget.player:
+            p_follow = gadget.follow_probability()
+            gadget.update(self.values[player, 0], p_follow)
+            self.root_reach[player] = gadget.reach(gadget.follow_probability())
 
     def average_strategy(self) -> torch.Tensor:
         if self.weight_sum == 0:
-            return self.update_strategy().clone()
+            return self.strategy.clone()
         total = self.strategy_sum.sum(dim=1, keepdim=True)
         uniform = self.valid / self.num_valid
         return torch.where(total > 0, self.strategy_sum / total.clamp(min=1e-30), uniform)
 
     def average_values(self) -> torch.Tensor:
-        """``[tracked row, player, hand]`` average counterfactual values."""
+        """``[player, tracked row, hand]`` average counterfactual values."""
         if self.weight_sum == 0:
-            return self.values[self.track_rows].clone()
+            return self.values[:, self.track_rows].clone()
         return self.values_sum / self.weight_sum
 
     # ------------------------------------------------------------------ evaluation
-    def set_strategy(self, strategy: torch.Tensor) -> None:
-        self.strategy.copy_(strategy)
-
     def evaluate(self, root_reach: torch.Tensor, strategy: torch.Tensor) -> torch.Tensor:
-        """Counterfactual values ``[N, 2, H]`` of both players when both play ``strategy``."""
-        self.set_strategy(strategy)
-        self.propagate_reach(root_reach.to(device=self.la.device, dtype=self.la.dtype))
-        self.terminal_values()
-        self.propagate_values()
+        """Counterfactual values ``[2, N, H]`` of both players when both play ``strategy``."""
+        self.strategy.copy_(strategy)
+        self.root_reach.copy_(root_reach.to(device=self.la.device, dtype=self.la.dtype))
+        for p in range(2):
+            self.propagate_reach(p)
+        for p in range(2):
+            self.terminal_values(p)
+            self.propagate_values(p)
         return self.values.clone()
 
     def best_response_values(self, root_reach: torch.Tensor, strategy: torch.Tensor, player: int) -> torch.Tensor:
         """Counterfactual values ``[N, H]`` of ``player`` best-responding to ``strategy``."""
         la = self.la
-        self.set_strategy(strategy)
-        self.propagate_reach(root_reach.to(device=la.device, dtype=la.dtype))
-        self.terminal_values()
-        mine = la.dec_actor == player
+        self.strategy.copy_(strategy)
+        self.root_reach.copy_(root_reach.to(device=la.device, dtype=la.dtype))
+        for p in range(2):
+            self.propagate_reach(p)
+        self.terminal_values(player)
+        values = self.values[player]
+        sl = la.dec_slices[player]
+        rows_all, children_all, valid_all = la.dec_rows[sl], la.dec_children[sl], la.dec_valid[sl]
         for d in range(len(la.transitions) - 1, -1, -1):
-            self.values.index_add_(0, la.transitions[d].parent, self._child_contribution(d))
-            sl = la.depth_slices[d]
-            at_depth = mine & (la.dec_rows >= sl.start) & (la.dec_rows < sl.stop)
+            values.index_add_(0, la.transitions[d].parent, self._contribution(player, d))
+            depth = la.depth_slices[d]
+            at_depth = (rows_all >= depth.start) & (rows_all < depth.stop)
             if bool(at_depth.any()):
-                rows = la.dec_rows[at_depth]
-                cv = self.values[la.dec_children[at_depth], player]  # [m, A, H]
-                cv = torch.where(la.dec_valid[at_depth].unsqueeze(2), cv, torch.full_like(cv, -math.inf))
-                self.values[rows, player] = cv.max(dim=1).values
-        return self.values[:, player].clone()
+                cv = values[children_all[at_depth]]  # [m, A, H]
+                cv = torch.where(valid_all[at_depth].unsqueeze(2), cv, torch.full_like(cv, -math.inf))
+                values[rows_all[at_depth]] = cv.max(dim=1).values
+        return values.clone()
 
 
 def exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Tensor | None = None) -> dict[str, float]:
@@ -366,7 +377,7 @@ def exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Ten
         br.append(float((v[0] * reach[p]).sum()) / z)
     values = solver.evaluate(reach, strategy)
     value0 = float((values[0, 0] * reach[0]).sum()) / z
-    value1 = float((values[0, 1] * reach[1]).sum()) / z
+    value1 = float((values[1, 0] * reach[1]).sum()) / z
     return {
         "br0": br[0],
         "br1": br[1],

@@ -128,8 +128,41 @@ def _run_dealer(argv: Sequence[str]) -> int:
     return dealer_main(argv)
 
 
+# ---------------------------------------------------------------------- solve / bench
+def _add_solve(sub: argparse._SubParsersAction) -> None:
+    from agent.solve_cli import add_parser
+
+    add_parser(sub)
+
+
+BENCHES = {
+    "solver": "agent.solve_cli:bench_main",
+    "native": "native.bench:main",
+}
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="benchmarks, printed as JSON lines",
+        description="Run a benchmark suite: " + ", ".join(BENCHES) + ". Each prints one JSON object per "
+        "measurement (bench, value, unit, impl, device, threads, ...). 'deepstack bench SUITE --help' "
+        "lists the suite's options.",
+    )
+    p.add_argument("suite", choices=sorted(BENCHES), help="which benchmarks")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="options of the suite")
+    p.set_defaults(func=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    module, _, func = BENCHES[args.suite].partition(":")
+    return int(getattr(importlib.import_module(module), func)(list(args.options)))
+
+
 # ---------------------------------------------------------------------- main
-_ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [_add_play, _add_match, _add_dealer]
+_ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [_add_play, _add_match, _add_dealer, _add_solve, _add_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

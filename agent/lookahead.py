@@ -33,15 +33,16 @@ from agent.tree import Node, NodeKind
 class Transition:
     """How the rows of depth d+1 hang from the rows of depth d.
 
-    ``mult_src[2 * j + p]`` is the row of the multiplier table (:attr:`Lookahead.table_rows`)
-    that multiplies player p's reach going down to child j and its value coming back up:
-    row 0 is all ones, rows 1..B are the boards' validity masks (chance children), rows
-    B+1.. are the strategy rows ``decision * A + action`` (the acting player of a decision).
+    ``src[p, j]`` is the row of the multiplier table (:attr:`Lookahead.table_rows`) that
+    multiplies player p's reach going down to child j and its value coming back up: row 0
+    is all ones, rows 1..B are the boards' validity masks (chance children), rows B+1.. are
+    the strategy rows ``decision * A + action`` (for the acting player of a decision).
     """
 
     parent: torch.Tensor  # [n] global parent row of each child row
-    mult_src: torch.Tensor  # [2n] multiplier-table row per (child, player)
-    chance_weight: torch.Tensor | None  # [n, 1, 1] 1/#deals for chance children (1 elsewhere)
+    parent_local: torch.Tensor  # [n] the same, counted from the first row of depth d
+    src: torch.Tensor  # [2, n] multiplier-table row per (player, child)
+    chance_weight: torch.Tensor | None  # [n, 1] 1/#deals for chance children (1 elsewhere)
 
 
 @dataclass
@@ -68,8 +69,9 @@ class Lookahead:
     transitions: list[Transition]  # transitions[d] links depth d -> d+1
     board_valid: torch.Tensor  # [B, H] hand possible on board b
     # decisions
-    dec_rows: torch.Tensor  # [M] global row of each decision
+    dec_rows: torch.Tensor  # [M] global row of each decision (player 0's decisions first)
     dec_actor: torch.Tensor  # [M]
+    dec_slices: tuple[slice, slice]  # decisions of player 0, of player 1
     dec_children: torch.Tensor  # [M, A] global child rows (padded with the decision's own row)
     dec_valid: torch.Tensor  # [M, A] bool
     num_actions: int
@@ -107,6 +109,10 @@ class Lookahead:
         if len(hits) == 0:
             raise ValueError(f"row {row} is not a decision")
         return int(hits[0, 0])
+
+    def row_key(self, row: int) -> tuple[str, tuple[int, ...]]:
+        """``(betting, board)``: identifies a row across lookaheads built from the same history."""
+        return self.nodes[row].state.betting_string(), self.boards[int(self.row_board[row])]
 
     def children_of(self, row: int) -> list[int]:
         """Global rows of the children of ``row`` (actions in order, or one per dealt card)."""
@@ -171,8 +177,11 @@ def compile_lookahead(
     nodes = [n for level in levels for n, _ in level]
     row_board = np.array([b for level in levels for _, b in level], dtype=np.int64)
 
-    # decisions
-    dec_global = [r for r, n in enumerate(nodes) if n.kind is NodeKind.DECISION]
+    # decisions, player 0's first so that each player's tensors are contiguous slices
+    dec_global = sorted(
+        (r for r, n in enumerate(nodes) if n.kind is NodeKind.DECISION), key=lambda r: (nodes[r].player, r)
+    )
+    n_dec0 = sum(1 for r in dec_global if nodes[r].player == 0)
     dec_of_row = {r: m for m, r in enumerate(dec_global)}
     A = max((len(nodes[r].children) for r in dec_global), default=1)
     dec_children = np.zeros((len(dec_global), A), dtype=np.int64)
@@ -186,7 +195,7 @@ def compile_lookahead(
     for d, link in enumerate(links):
         start, child_start = depth_slices[d].start, depth_slices[d + 1].start
         parent = np.array([start + p for p, _, _ in link], dtype=np.int64)
-        src = np.zeros((len(link), 2), dtype=np.int64)
+        src = np.zeros((2, len(link)), dtype=np.int64)
         weight = np.ones(len(link))
         for j, (p, slot, cset) in enumerate(link):
             prow = start + p
@@ -194,19 +203,20 @@ def compile_lookahead(
                 child_b = int(row_board[child_start + j])
                 parent_b = int(row_board[prow])
                 n_new = len(boards[child_b]) - len(boards[parent_b])
-                src[j, :] = 1 + child_b
+                src[:, j] = 1 + child_b
                 weight[j] = 1.0 / comb(len(deck) - len(boards[parent_b]) - 2 * k, n_new)
             else:
                 m = dec_of_row[prow]
                 dec_children[m, slot] = child_start + j
                 dec_valid[m, slot] = True
-                src[j, nodes[prow].player] = strat_off + m * A + slot
+                src[nodes[prow].player, j] = strat_off + m * A + slot
         has_chance = any(c is not None for _, _, c in link)
         transitions.append(
             Transition(
                 parent=torch.as_tensor(parent, device=device),
-                mult_src=torch.as_tensor(src.reshape(-1), device=device),
-                chance_weight=torch.as_tensor(weight, dtype=dtype, device=device).view(-1, 1, 1) if has_chance else None,
+                parent_local=torch.as_tensor(parent - start, device=device),
+                src=torch.as_tensor(src, device=device),
+                chance_weight=torch.as_tensor(weight, dtype=dtype, device=device).view(-1, 1) if has_chance else None,
             )
         )
 
@@ -233,6 +243,7 @@ def compile_lookahead(
         board_valid=torch.as_tensor(valid_by_board, dtype=dtype, device=device),
         dec_rows=tt(np.array(dec_global, dtype=np.int64)),
         dec_actor=tt(np.array([nodes[r].player for r in dec_global], dtype=np.int64)),
+        dec_slices=(slice(0, n_dec0), slice(n_dec0, len(dec_global))),
         dec_children=tt(dec_children),
         dec_valid=tt(dec_valid),
         num_actions=A,

@@ -103,10 +103,10 @@ def bet_actions(state: HandState, sizing: BetSizing, depth: int) -> list[Action]
     bounds = state.raise_bounds()
     if bounds is None:
         return []
-    if state.game.is_limit:
-        return [LIMIT_RAISE]
     if sizing.max_raises is not None and state.num_raises() >= sizing.max_raises:
         return []
+    if state.game.is_limit:
+        return [LIMIT_RAISE]
     low, high = bounds
     p = state.current_player
     assert p is not None

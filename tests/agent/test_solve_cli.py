@@ -1,0 +1,75 @@
+"""``deepstack solve`` and ``deepstack bench solver`` on the standard spots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.cli import main
+from agent.resolve import SolverConfig, SpotError, solve_ranges
+from agent.spots import load_spots, make_spot
+from tests.conftest import SHARED
+
+SPOTS = SHARED / "bench" / "spots.yaml"
+
+
+def test_river_spot_reaches_target(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    png = tmp_path / "grid.png"
+    assert main(["solve", "--spots", str(SPOTS), "--spot", "river", "--json", "--plot", str(png)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["exploitability_pct_pot"] <= 0.3
+    assert out["player"] == "oop" and "check" in out["actions"]
+    assert abs(sum(out["frequencies"].values()) - 1) < 1e-6
+    assert png.stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_turn_spot_reaches_target() -> None:
+    spots, meta = load_spots(SPOTS)
+    spot = spots["turn"]
+    sol = solve_ranges(spot.state(), list(spot.ranges), spot.sizing, SolverConfig(iterations=400, device="cpu"), target_exploitability=0.003 * spot.pot, check_every=10)
+    assert sol.history[-1]["exploitability"] <= 0.003 * spot.pot
+
+
+def test_text_output_and_command_line_spot(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["solve", "--board", "AhKd7c2s9h", "--pot", "20", "--stack", "80", "--oop", "AA,KK,72o", "--ip", "QQ+,AK", "--iterations", "60"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "exploitability" in text and "% of the pot" in text and "check" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--board", "AhAhKd"], "same card twice"),
+        (["--board", "AhKd"], "has 2 cards"),
+        (["--board", "AhKdZz"], "not a rank"),
+        (["--board", "AhKd7c", "--pot", "7"], "even number"),
+        (["--board", "AhKd7c", "--stack", "0"], "effective stack"),
+        (["--board", "AhKd7c", "--bets", "big"], "unknown bet size"),
+        (["--board", "AhKd7c", "--oop", "AX"], "out-of-position range"),
+        (["--board", "AhKd7c", "--oop", "AhKh", "--ip", "random"], "empty once the board"),
+        (["--spots", str(SPOTS), "--spot", "preflop"], "no spot 'preflop'"),
+    ],
+)
+def test_bad_spots_give_clear_errors(argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--iterations", "5"] + argv) == 2
+    err = capsys.readouterr().err
+    assert "deepstack solve: error:" in err and fragment in err
+
+
+def test_make_spot_validation_directly() -> None:
+    with pytest.raises(SpotError, match="raise size"):
+        make_spot("AhKd7c", 10, 90, "AA", "KK", raises=[-1])
+
+
+def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "solver", "--quick", "--spots", str(SPOTS)]) == 0
+    rows = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
+    assert {r["impl"] for r in rows} >= {"ours", "postflop-solver (Rust, DCFR)"}
+    for r in rows:
+        assert {"bench", "value", "unit", "impl"} <= set(r)
+    ours = [r for r in rows if r["impl"] == "ours" and r["bench"] == "solver.river"][0]
+    assert ours["exploitability_pct_pot"] <= 0.3 and ours["device"] == "cpu"

@@ -1,0 +1,168 @@
+"""The re-solver against known values, exact best responses and the re-solving guarantee."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agent.cfr import Solver, Variant, exploitability
+from agent.handspace import HandSpace
+from agent.lookahead import compile_lookahead
+from agent.resolve import SolverConfig, resolve, solve_ranges
+from agent.tree import FCPA, BetSizing, NodeKind, build_tree
+from native.cards import cards_from_str
+from native.evaluator import evaluate_one
+from protocol.gamedef import Game
+from protocol.state import HandState
+
+CPU64 = SolverConfig(device="cpu", dtype="float64")
+
+
+def uniform(space: HandSpace) -> np.ndarray:
+    return np.full(space.size, 1.0 / space.size)
+
+
+def test_limit_leduc_value_and_exploitability(leduc_limit: Game) -> None:
+    space = HandSpace(leduc_limit)
+    sol = solve_ranges(
+        HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=1000, device="cpu", dtype="float64")
+    )
+    e = sol.exploitability()
+    assert e["exploitability"] < 0.001
+    assert e["value0"] == pytest.approx(-0.0856, abs=0.001)
+    assert e["value0"] + e["value1"] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "dcfr+", "hybrid"])
+def test_every_variant_converges_on_nolimit_leduc(algorithm: str, leduc: Game) -> None:
+    space = HandSpace(leduc)
+    alternating = algorithm != "hybrid"
+    skip = 100 if algorithm == "hybrid" else 0
+    cfg = SolverConfig(algorithm=algorithm, alternating=alternating, iterations=50, skip=0, device="cpu", dtype="float64")
+    sol = solve_ranges(HandState.initial(leduc), [uniform(space)] * 2, FCPA, cfg)
+    early = sol.exploitability()["exploitability"]
+    sol.solver.variant = Variant(algorithm, skip=skip, alternating=alternating)
+    sol.solver.solve(sol.result.root_reach, 600)
+    late = exploitability(sol.solver, sol.result.root_reach)["exploitability"]
+    assert late < early / 3
+    if alternating:
+        assert late < 0.2  # chips per game (antes of 100)
+
+
+def _brute_force_best_response(sol, player: int) -> float:
+    """Best response by enumerating every deal of Leduc (independent of the tensor code)."""
+    la = sol.lookahead
+    space = sol.space
+    strat = sol.result.average_strategy.numpy()
+    dec = {int(r): m for m, r in enumerate(la.dec_rows)}
+    kids = {r: la.children_of(r) for r in range(la.num_rows)}
+    deck = list(space.deck)
+
+    def value(row: int, own: int, opp: dict[int, float]) -> float:
+        node = la.nodes[row]
+        board = la.boards[la.row_board[row]]
+        if node.kind is NodeKind.FOLD:
+            return node.state.payoffs()[player] * sum(opp.values())
+        if node.kind is NodeKind.SHOWDOWN:
+            mine = evaluate_one([own, *board])
+            return sum(w * min(node.spent) * np.sign(mine - evaluate_one([c, *board])) for c, w in opp.items())
+        if node.kind is NodeKind.CHANCE:
+            total = 0.0
+            for child in kids[row]:
+                card = la.boards[la.row_board[child]][-1]
+                if card != own:
+                    total += value(child, own, {c: w / 4 for c, w in opp.items() if c != card})
+            return total
+        if node.player == player:
+            return max(value(child, own, opp) for child in kids[row])
+        m = dec[row]
+        return sum(
+            value(child, own, {c: w * strat[m, a, space.index([c])] for c, w in opp.items()})
+            for a, child in enumerate(kids[row])
+        )
+
+    return sum(value(0, own, {c: 1 / 30 for c in deck if c != own}) for own in deck)
+
+
+def test_vectorized_best_response_matches_enumeration(leduc_limit: Game) -> None:
+    space = HandSpace(leduc_limit)
+    sol = solve_ranges(HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=40, device="cpu", dtype="float64"))
+    e = sol.exploitability()
+    assert e["br0"] == pytest.approx(_brute_force_best_response(sol, 0), abs=1e-9)
+    assert e["br1"] == pytest.approx(_brute_force_best_response(sol, 1), abs=1e-9)
+
+
+def test_resolving_with_the_gadget_is_sound(leduc_limit: Game) -> None:
+    """Re-solve a later public state from (our range, opponent CFVs): the opponent gains
+    nothing over the given values, and the combined strategy is no more exploitable."""
+    space = HandSpace(leduc_limit)
+    full = solve_ranges(HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=1500, device="cpu", dtype="float64"))
+    la, solver = full.lookahead, full.solver
+    sigma, reach = full.result.average_strategy, full.result.root_reach
+    base = exploitability(solver, reach, sigma)["exploitability"]
+    board = cards_from_str("Ks")
+    row = next(r for r in range(la.num_rows) if la.row_key(r) == ("rc/", board))
+    me = la.nodes[row].player
+    opp = 1 - me
+    solver.evaluate(reach, sigma)
+    our = full.to_space(solver.reach[me, row])
+    opp_cfv = full.to_space(solver.best_response_values(reach, sigma, opp)[row])
+    state = la.nodes[row].state.with_board(board)
+    sub = resolve(state, our, opp_cfv, FCPA, SolverConfig(iterations=2000, device="cpu", dtype="float64"))
+    sub_reach = torch.zeros(2, len(sub.hands), dtype=torch.float64)
+    sub_reach[me] = torch.as_tensor(our[sub.hands])
+    sub_reach[opp] = 1.0
+    gained = sub.to_space(sub.solver.best_response_values(sub_reach, sub.result.average_strategy, opp)[0]) - opp_cfv
+    assert gained[sub.hands].max() < 1e-3
+    # graft the re-solved strategy into the full strategy and measure the whole game again
+    combined = sigma.clone()
+    sub_la = sub.lookahead
+    full_rows = {la.row_key(int(r)): m for m, r in enumerate(la.dec_rows)}
+    for m_sub, r_sub in enumerate(sub_la.dec_rows):
+        m_full = full_rows[sub_la.row_key(int(r_sub))]
+        combined[m_full][:, torch.as_tensor(sub.hands)] = sub.result.average_strategy[m_sub]
+    after = exploitability(solver, reach, combined)["exploitability"]
+    assert after <= base + 2e-3
+
+
+def test_leaf_values_from_a_callable_match_the_full_tree(leduc_limit: Game) -> None:
+    """A depth-limited tree whose leaves return check-down values equals a full tree in
+    which the second round has no bets."""
+    space = HandSpace(leduc_limit)
+    hands = np.arange(space.size)
+    no_bets = BetSizing(bets=((1.0,),), max_raises=0)
+    full = compile_lookahead(build_tree(HandState.initial(leduc_limit), [FCPA, no_bets]), space, hands, torch.device("cpu"), torch.float64)
+    assert all(n.state.round == 0 or n.kind is not NodeKind.DECISION or len(n.actions) == 1 for n in full.nodes)
+    cut = compile_lookahead(build_tree(HandState.initial(leduc_limit), FCPA, last_round=0), space, hands, torch.device("cpu"), torch.float64)
+    assert len(cut.leaves.rows) > 0
+    from agent.leaves import checkdown_leaf_values
+
+    reach = torch.full((2, 6), 1 / 6, dtype=torch.float64)
+    a = Solver(full, Variant("dcfr", alternating=True))
+    b = Solver(cut, Variant("dcfr", alternating=True), leaf_values=checkdown_leaf_values)
+    ea = exploitability(a, reach, a.solve(reach, 300).average_strategy)
+    eb = exploitability(b, reach, b.solve(reach, 300).average_strategy)
+    assert ea["value0"] == pytest.approx(eb["value0"], abs=1e-6)
+    assert ea["exploitability"] == pytest.approx(eb["exploitability"], abs=1e-6)
+
+
+def test_terminal_sorted_and_dense_agree(hunl: Game) -> None:
+    from agent.terminal import TerminalEquity, _DenseShowdown, _SortedShowdown
+
+    space = HandSpace(hunl)
+    rng = np.random.default_rng(5)
+    for trial in range(6):
+        board = tuple(int(c) for c in rng.choice(52, 5, replace=False))
+        hands = np.sort(rng.choice(1326, 300 if trial % 2 else 1326, replace=False))
+        te = TerminalEquity(space, hands, [board], torch.device("cpu"), torch.float64)
+        reach = torch.as_tensor(rng.random((7, len(hands))) * (rng.random((7, len(hands))) > 0.3))
+        ids = np.zeros(7, dtype=np.int64)
+        dense = _DenseShowdown(te, ids)(reach)
+        fast = _SortedShowdown(te, ids)(reach)
+        assert torch.allclose(dense, fast, atol=1e-9)
+        from agent.terminal import compatible_matrix
+
+        comp = torch.as_tensor(compatible_matrix(space, hands, board), dtype=torch.float64)
+        fold = te.fold_mass(reach, torch.zeros(7, dtype=torch.long))
+        assert torch.allclose(fold, reach @ comp.T, atol=1e-9)
