@@ -5,14 +5,24 @@ from __future__ import annotations
 from typing import Callable
 
 from agent.baselines import CallBot, RaiseBot, RandomBot
+from agent.config import Config, load_config
 from protocol.bot import Bot
+from protocol.gamedef import Game
 
-BotFactory = Callable[[int | None], Bot]
+
+def _deepstack(game: Game, config: Config, seed: int | None) -> Bot:
+    from agent.bot import DeepStackBot
+
+    return DeepStackBot(game, config, seed)
+
+
+BotFactory = Callable[[Game, Config, "int | None"], Bot]
 
 _REGISTRY: dict[str, BotFactory] = {
-    "call": lambda seed: CallBot(),
-    "raise": lambda seed: RaiseBot(),
-    "random": lambda seed: RandomBot(seed),
+    "call": lambda game, config, seed: CallBot(),
+    "raise": lambda game, config, seed: RaiseBot(),
+    "random": lambda game, config, seed: RandomBot(seed),
+    "deepstack": _deepstack,
 }
 
 
@@ -20,10 +30,10 @@ def bot_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make_bot(name: str, seed: int | None = None) -> Bot:
-    """A fresh bot called ``name``; ValueError naming the known bots otherwise."""
+def make_bot(name: str, game: Game, config: Config | None = None, seed: int | None = None) -> Bot:
+    """A fresh bot called ``name`` for ``game``; ValueError naming the known bots otherwise."""
     try:
         factory = _REGISTRY[name]
     except KeyError:
         raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(bot_names())}") from None
-    return factory(seed)
+    return factory(game, config if config is not None else load_config(), seed)

@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 
 from agent.bots import bot_names, make_bot
 from agent.config import ConfigError, load_config
+from agent.models import ModelError
 from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
 from protocol.logs import configure_logging
 
@@ -44,7 +45,11 @@ def _run_play(args: argparse.Namespace) -> int:
     configure_logging(config.logging.level, args.log_json or config.logging.json_path)
     game = _load_game_or_exit(args.game)
     seed = args.seed if args.seed is not None else config.seed
-    bot = make_bot(args.bot, seed=seed)
+    try:
+        bot = make_bot(args.bot, game, config, seed=seed)
+    except (ValueError, ModelError) as exc:
+        print(f"deepstack play: error: {exc}", file=sys.stderr)
+        return 2
     from protocol.client import play
 
     try:
@@ -79,13 +84,19 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--t_hand", type=int, default=600_000, help="dealer limit: ms per player per hand")
     p.add_argument("--t_per_hand", type=int, default=7_000, help="dealer limit: average ms per hand")
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
+    p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
     p.set_defaults(func=_run_match)
 
 
 def _run_match(args: argparse.Namespace) -> int:
     from agent.match import run_match
 
-    configure_logging("warning")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"deepstack match: error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging("warning", Path(args.log_dir) / "bots.jsonl")
     game = _load_game_or_exit(args.game)
     if args.hands <= 0:
         print("deepstack match: error: HANDS must be positive", file=sys.stderr)
@@ -103,8 +114,9 @@ def _run_match(args: argparse.Namespace) -> int:
             t_hand_ms=args.t_hand,
             t_per_hand_ms=args.t_per_hand,
             deck=args.deck,
+            bot_config=config,
         )
-    except ValueError as exc:
+    except (ValueError, ModelError) as exc:
         print(f"deepstack match: error: {exc}", file=sys.stderr)
         return 2
     for line in report.summary_lines():
@@ -128,9 +140,87 @@ def _run_dealer(argv: Sequence[str]) -> int:
     return dealer_main(argv)
 
 
+# ---------------------------------------------------------------------- generate / train
+def _add_generate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "generate",
+        help="generate training situations for a value network",
+        description="Random situations (board, pot, R(S,p) ranges) at the start of a round, solved by the "
+        "re-solver; written as resumable shards (an interrupted run continues where it stopped).",
+    )
+    p.add_argument("--game", required=True, help=GAME_HELP)
+    p.add_argument("--round", type=int, default=1, help="round at whose start situations are made (default 1)")
+    p.add_argument("--situations", type=int, required=True, help="number of situations")
+    p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
+    p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output folder")
+    p.set_defaults(func=_run_generate)
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from agent.datagen import GenerateSpec, generate
+
+    _load_game_or_exit(args.game)
+    if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0:
+        print("deepstack generate: error: --situations, --shard-size and --iterations must be positive", file=sys.stderr)
+        return 2
+    spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size, seed=args.seed, iterations=args.iterations)
+    stats = generate(spec, Path(args.out))
+    print(f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s ({stats['situations_per_s']:.2f}/s) into {args.out}")
+    return 0
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a value network on generated data and export it as TorchScript",
+        description="Adam with a learning-rate drop, a validation split, the best epoch kept, a loss curve PNG; "
+        "exports OUT/NAME.pt (TorchScript) and records it in the model manifest.",
+    )
+    p.add_argument("--game", required=True, help=GAME_HELP + " (hand-level networks: leduc, leduc-limit)")
+    p.add_argument("--data", required=True, help="folder of shards from deepstack generate")
+    p.add_argument("--out", required=True, help="output folder (e.g. models/leduc)")
+    p.add_argument("--name", required=True, help="model name in the manifest")
+    p.add_argument("--epochs", type=int, default=200)
+    p.add_argument("--batch-size", type=int, default=1000)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lr-late", type=float, default=1e-4)
+    p.add_argument("--lr-drop-epoch", type=int, default=150)
+    p.add_argument("--hidden", type=int, default=500)
+    p.add_argument("--layers", type=int, default=7)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from agent.handspace import HandSpace
+    from agent.train import TrainSpec, train
+
+    game = _load_game_or_exit(args.game)
+    space = HandSpace(game)
+    spec = TrainSpec(
+        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_late=args.lr_late, lr_drop_epoch=args.lr_drop_epoch,
+        hidden=args.hidden, layers=args.layers, seed=args.seed,
+    )
+    try:
+        stats = train(Path(args.data), Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"deepstack train: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} ({int(stats['situations'])} situations)")
+    return 0
+
+
 # ---------------------------------------------------------------------- solve / bench
 def _add_solve(sub: argparse._SubParsersAction) -> None:
     from agent.solve_cli import add_parser
+
+    add_parser(sub)
+
+
+def _add_eval(sub: argparse._SubParsersAction) -> None:
+    from agent.eval_cli import add_parser
 
     add_parser(sub)
 
@@ -162,7 +252,16 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- main
-_ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [_add_play, _add_match, _add_dealer, _add_solve, _add_bench]
+_ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_play,
+    _add_match,
+    _add_dealer,
+    _add_solve,
+    _add_generate,
+    _add_train,
+    _add_eval,
+    _add_bench,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -38,6 +38,23 @@ class ClientConfig:
 
 
 @dataclass(frozen=True)
+class LeducBotConfig:
+    """Continual re-solving in Leduc (both rounds use fold, call, pot, all-in)."""
+
+    #: CFR iterations per re-solve
+    iterations: int = 300
+    algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
+    #: TorchScript value network replacing round 2 in round-1 re-solves (null: solve round 2 exactly)
+    value_net: str | None = None
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc.pt"))
+    leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit.pt"))
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything ``deepstack play`` and friends read from ``config.yaml``."""
 
@@ -45,6 +62,7 @@ class Config:
     seed: int = 0
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     client: ClientConfig = field(default_factory=ClientConfig)
+    bot: BotConfig = field(default_factory=BotConfig)
 
 
 def _type_name(tp: Any) -> str:

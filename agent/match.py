@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from agent.bots import bot_names, make_bot
+from agent.config import Config
 from protocol.client import ClientSummary, play
 from protocol.dealer import (
     DEFAULT_T_HAND_MS,
@@ -163,10 +164,11 @@ def run_single(
     deck: DeckConvention = "high",
     host: str = "127.0.0.1",
     connect_timeout_s: float = 60.0,
+    bot_config: Config | None = None,
 ) -> tuple[DealerResult, list[ClientSummary | None]]:
     """One match through our dealer; returns the dealer's result and the built-in seats' summaries."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    config = DealerConfig(
+    dealer_config = DealerConfig(
         match_name=match_name,
         game=game,
         game_label=game_label,
@@ -186,15 +188,17 @@ def run_single(
     summaries: list[ClientSummary | None] = [None] * len(specs)
     procs: list[subprocess.Popen[bytes]] = []
     threads: list[threading.Thread] = []
+    # built before the dealer starts: a bot that cannot start (bad model, bad config) stops us here
+    bots = {i: make_bot(spec.bot, game, bot_config, seed=seed * 2 + i) for i, spec in enumerate(specs) if spec.bot is not None}
     with open(err_path, "w", encoding="ascii") as err, open(log_dir / f"{match_name}.dealer.out", "w") as out:
-        dealer = Dealer(config, out=out, err=err)
+        dealer = Dealer(dealer_config, out=out, err=err)
         ports = dealer.open()
         result_box: list[DealerResult] = []
         dealer_thread = threading.Thread(target=lambda: result_box.append(dealer.run()), name="dealer", daemon=True)
         dealer_thread.start()
         for i, spec in enumerate(specs):
             if spec.bot is not None:
-                bot = make_bot(spec.bot, seed=seed * 2 + i)
+                bot = bots[i]
 
                 def seat_main(i: int = i, bot=bot) -> None:
                     try:

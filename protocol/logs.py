@@ -17,14 +17,18 @@ _SHARED = [
 ]
 
 
-def configure_logging(level: str = "info", json_path: str | Path | None = None, console: bool = True) -> None:
-    """Route structlog (and stdlib logging) to stderr and, if given, a JSON-lines file.
+def configure_logging(
+    level: str = "info", json_path: str | Path | None = None, console: bool = True, json_level: str = "info"
+) -> None:
+    """Route structlog (and stdlib logging) to stderr at ``level`` and, if given, to a
+    JSON-lines file at ``json_level`` (decision logs are info: keep the file at info).
 
     Safe to call more than once: earlier handlers are replaced.
     """
     numeric = logging.getLevelName(level.upper())
-    if not isinstance(numeric, int):
-        raise ValueError(f"unknown log level {level!r}")
+    file_numeric = logging.getLevelName(json_level.upper())
+    if not isinstance(numeric, int) or not isinstance(file_numeric, int):
+        raise ValueError(f"unknown log level {level!r} / {json_level!r}")
     structlog.configure(
         processors=_SHARED + [structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
@@ -35,9 +39,10 @@ def configure_logging(level: str = "info", json_path: str | Path | None = None, 
     for handler in list(root.handlers):
         root.removeHandler(handler)
         handler.close()
-    root.setLevel(numeric)
+    root.setLevel(min(numeric, file_numeric) if json_path is not None else numeric)
     if console:
         handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(numeric)
         handler.setFormatter(
             structlog.stdlib.ProcessorFormatter(
                 foreign_pre_chain=_SHARED,
@@ -52,6 +57,7 @@ def configure_logging(level: str = "info", json_path: str | Path | None = None, 
         path = Path(json_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = logging.FileHandler(path, mode="a", encoding="utf-8")
+        fh.setLevel(file_numeric)
         fh.setFormatter(
             structlog.stdlib.ProcessorFormatter(
                 foreign_pre_chain=_SHARED,

@@ -1,0 +1,212 @@
+"""Training data for counterfactual value networks: random situations, solved.
+
+A situation is a public state at the start of a round (board, pot) and one range per
+player from R(S, p); its targets are both players' counterfactual values after solving
+it, as fractions of the pot, with both ranges normalised. Shards of ``shard_size``
+situations are written atomically (temporary file, then rename) and are a function of
+``(seed, shard index)`` only, so an interrupted run resumes where it stopped and gives
+the same files as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from agent.handspace import HandSpace
+from agent.leaves import CheckdownEvaluator
+from agent.rangegen import recursive_range, strength_order
+from agent.resolve import SolverConfig, solve_ranges
+from agent.tree import FCPA
+from protocol.gamedef import Game, load_game
+from protocol.state import HandState
+
+
+@dataclass(frozen=True)
+class GenerateSpec:
+    game: str
+    round: int
+    situations: int
+    shard_size: int = 500
+    seed: int = 0
+    iterations: int = 1000
+    algorithm: str = "dcfr"
+    device: str = "cpu"
+    #: torch threads of this process (small solves run best on one; run one process per core)
+    threads: int = 1
+
+
+def pot_scale(game: Game) -> float:
+    """What the pot input is divided by: total stacks (no-limit) or the largest possible pot (limit)."""
+    if game.is_nolimit:
+        return float(sum(game.stack))
+    per_player = max(game.blind) + sum(m * s for m, s in zip(game.max_raises, game.raise_size))
+    return float(game.num_players * per_player)
+
+
+def possible_spent(game: Game, round_: int) -> list[int]:
+    """Per-player contributions that can start ``round_`` (limit: enumerated; no-limit: a sample grid)."""
+    if game.is_limit:
+        amounts = {max(game.blind)}
+        for r in range(round_):
+            amounts = {a + k * game.raise_size[r] for a in amounts for k in range(game.max_raises[r] + 1)}
+        return sorted(amounts)
+    return []
+
+
+def draw_pot(game: Game, round_: int, rng: np.random.Generator) -> int:
+    """Pot at the start of ``round_``: uniform over the possible ones (limit), or an interval
+    chosen uniformly then a value uniformly inside it (no-limit; all-in pots included)."""
+    if game.is_limit:
+        return 2 * int(rng.choice(possible_spent(game, round_)))
+    stack = min(game.stack)
+    low = max(game.blind)
+    edges = [low, 2 * low, 4 * low, stack // 4, stack // 2, stack]
+    intervals = [(a, b) for a, b in zip(edges, edges[1:]) if b > a] + [(stack, stack)]
+    a, b = intervals[int(rng.integers(len(intervals)))]
+    return 2 * int(rng.integers(a, b + 1))
+
+
+def board_features(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
+    """One-hot of the board cards over the deck (the public input of hand-level networks)."""
+    feats = np.zeros(len(space.deck))
+    for c in board:
+        feats[space.deck.index(c)] = 1.0
+    return feats
+
+
+@dataclass
+class Situation:
+    board: tuple[int, ...]
+    pot: int
+    ranges: np.ndarray  # [2, H]
+
+
+def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> Situation:
+    game = space.game
+    n_board = game.board_cards_through(round_)
+    board = tuple(int(c) for c in rng.choice(np.array(space.deck), n_board, replace=False))
+    strength = space.strengths(board) if n_board == game.total_board_cards else _equity_strength(space, board)
+    order = strength_order(strength)
+    ranges = np.stack([recursive_range(order, space.size, rng) for _ in range(2)])
+    return Situation(board, draw_pot(game, round_, rng), ranges)
+
+
+def _equity_strength(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
+    from native.equity import hand_equities
+
+    eq = np.asarray(hand_equities(board), dtype=np.float64)
+    return np.where(np.isfinite(eq), eq, -1.0)
+
+
+def solve_situation(space: HandSpace, round_: int, sit: Situation, config: SolverConfig) -> np.ndarray:
+    """``[2, H]`` counterfactual values per unit of pot (normalised ranges, blocked hands 0)."""
+    game = space.game
+    half = sit.pot // 2
+    valid = space.valid(sit.board)
+    ranges = sit.ranges * valid
+    ranges = ranges / ranges.sum(axis=1, keepdims=True)
+    if all(half >= s for s in game.stack):
+        return _allin_values(space, sit.board, ranges, half) / sit.pot
+    state = HandState.at_round_start(game, round_, (half, half), sit.board)
+    sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space)
+    return sol.values_at(0) / sit.pot
+
+
+def _allin_values(space: HandSpace, board: tuple[int, ...], ranges: np.ndarray, half: int) -> np.ndarray:
+    """Both players all-in: the showdown over every completion of the board."""
+    hands = np.nonzero(space.valid(board))[0]
+    evaluator = CheckdownEvaluator(space, hands, [board], np.array([[half, half]]), torch.device("cpu"), torch.float64)
+    reach = torch.as_tensor(ranges[:, hands], dtype=torch.float64).unsqueeze(1)
+    out = np.zeros((2, space.size))
+    out[:, hands] = evaluator(reach)[:, 0].numpy()
+    return out
+
+
+def encode(space: HandSpace, sit: Situation, values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Network input, target and mask rows for a hand-level network (Leduc)."""
+    valid = space.valid(sit.board).astype(np.float64)
+    ranges = sit.ranges * valid
+    ranges = ranges / ranges.sum(axis=1, keepdims=True)
+    x = np.concatenate([[sit.pot / pot_scale(space.game)], ranges[0], ranges[1], board_features(space, sit.board)])
+    mask = np.concatenate([valid, valid])
+    y = np.zeros(2 * space.size) if values is None else np.concatenate([values[0], values[1]]) * mask
+    return x.astype(np.float32), y.astype(np.float32), mask.astype(np.float32)
+
+
+def code_version() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def shard_path(out: Path, index: int) -> Path:
+    return out / f"shard-{index:05d}.npz"
+
+
+def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
+    game = load_game(spec.game)
+    space = HandSpace(game)
+    rng = np.random.default_rng([spec.seed, index])
+    config = SolverConfig(algorithm=spec.algorithm, iterations=spec.iterations, device=spec.device, dtype="float64")
+    xs, ys, ms = [], [], []
+    for _ in range(count):
+        sit = draw_situation(space, spec.round, rng)
+        values = solve_situation(space, spec.round, sit, config)
+        x, y, m = encode(space, sit, values)
+        xs.append(x)
+        ys.append(y)
+        ms.append(m)
+    return {"inputs": np.stack(xs), "targets": np.stack(ys), "masks": np.stack(ms)}
+
+
+def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
+    os.replace(tmp, path)
+
+
+def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str | None = None) -> dict[str, float]:
+    """Write the shards of ``spec`` into ``out`` (existing shards are kept: resuming)."""
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(spec.threads)
+    n_shards = -(-spec.situations // spec.shard_size)
+    meta_base = {"spec": asdict(spec), "code_version": code_version(), "command": command or " ".join(sys.argv)}
+    (out / "generate.json").write_text(json.dumps(meta_base, indent=1))
+    done = sum(1 for i in range(n_shards) if shard_path(out, i).exists())
+    bar = tqdm(total=spec.situations, desc=f"generate {spec.game}", unit="sit", disable=not progress, initial=min(done * spec.shard_size, spec.situations))
+    start = time.perf_counter()
+    made = 0
+    for i in range(n_shards):
+        path = shard_path(out, i)
+        count = min(spec.shard_size, spec.situations - i * spec.shard_size)
+        if path.exists():
+            continue
+        arrays = generate_shard(spec, i, count)
+        write_atomic(path, arrays, {**meta_base, "shard": i, "count": count})
+        made += count
+        bar.update(count)
+        bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")
+    bar.close()
+    elapsed = time.perf_counter() - start
+    return {"situations": float(made), "seconds": elapsed, "situations_per_s": made / elapsed if elapsed > 0 else 0.0}
+
+
+def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
+    paths = sorted(data_dir.glob("shard-*.npz"))
+    if not paths:
+        raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")
+    for p in paths:
+        with np.load(p) as z:
+            yield {k: z[k] for k in ("inputs", "targets", "masks")}

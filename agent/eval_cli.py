@@ -1,0 +1,93 @@
+"""``deepstack eval``: measured strength. Exact exploitability and policy export (Leduc)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from agent.config import ConfigError, load_config
+from agent.models import ModelError
+from protocol.gamedef import GameDefError, load_game
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate a bot (exploitability, policy export)", description="Evaluation tools.")
+    evsub = p.add_subparsers(dest="eval_command", required=True, metavar="TOOL")
+    for name, helptext in (
+        ("exploitability", "exact exploitability of the continual re-solving agent (Leduc)"),
+        ("export-policy", "write the agent's full strategy as JSON (Leduc)"),
+    ):
+        q = evsub.add_parser(name, help=helptext, description=helptext + ": the agent is queried at every public "
+                             "state for all private cards, exactly as it plays through continual re-solving.")
+        q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
+        q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent (deepstack)")
+        q.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+        q.add_argument("--iterations", type=int, default=None, help="CFR iterations per re-solve (default: config)")
+        q.add_argument("--exact", action="store_true", help="ignore the value network: solve round 2 exactly")
+        q.add_argument("--json", action="store_true", help="print a JSON object")
+        if name == "export-policy":
+            q.add_argument("--out", required=True, help="output JSON file")
+        q.set_defaults(func=run_eval)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from agent.bot import leduc_settings
+    from agent.continual import ContinualResolver
+    from agent.evaluate import agent_profile, export_policy, profile_exploitability
+    from agent.handspace import HandSpace
+    from agent.tree import FCPA
+
+    tool = f"deepstack eval {args.eval_command}"
+    try:
+        game = load_game(args.game)
+        config = load_config(args.config)
+    except (GameDefError, ConfigError) as exc:
+        print(f"{tool}: error: {exc}", file=sys.stderr)
+        return 2
+    if not (game.num_rounds == 2 and game.deck_size == 6):
+        print(f"{tool}: error: exact evaluation is for Leduc games; {args.game} is too large (use deepstack eval lbr)", file=sys.stderr)
+        return 2
+    bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
+    if args.iterations is not None:
+        bot_cfg = replace(bot_cfg, iterations=args.iterations)
+    if args.exact:
+        bot_cfg = replace(bot_cfg, value_net=None)
+    space = HandSpace(game)
+    device = "cpu" if config.device == "auto" else config.device
+    try:
+        settings = leduc_settings(game, space, bot_cfg, device)
+    except ModelError as exc:
+        print(f"{tool}: error: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    profile = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings), progress=not args.json)
+    if args.eval_command == "export-policy":
+        n = export_policy(profile, Path(args.out))
+        print(f"wrote {n} information sets to {args.out}")
+        return 0
+    e = profile_exploitability(profile)
+    unit = game.big_blind
+    result = {
+        "game": args.game,
+        "bot": args.bot,
+        "value_net": bot_cfg.value_net,
+        "iterations": bot_cfg.iterations,
+        "exploitability_chips": e["exploitability"],
+        "exploitability_mbb_g": 1000 * e["exploitability"] / unit,
+        "game_value_p0": e["value0"],
+        "resolves": profile.resolves,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"{args.game}: exploitability {e['exploitability']:.5f} chips/game = {result['exploitability_mbb_g']:.2f} mbb/g "
+            f"({'exact round 2' if bot_cfg.value_net is None else bot_cfg.value_net}, {bot_cfg.iterations} iterations per re-solve, "
+            f"{profile.resolves} re-solves, {result['seconds']} s)"
+        )
+    return 0

@@ -1,0 +1,113 @@
+"""Depth-limit leaf values from a hand-level value network (Leduc).
+
+At a leaf (the end of a round, before the next cards), each possible next board is a
+network query: both reaches are masked by the board, normalised, and fed with the pot and
+the board; the network's values (fractions of the pot, for normalised ranges) are turned
+back into counterfactual values (times the pot and the opponent's reach mass) and
+averaged over the boards with the same chance weights as the lookahead.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+import torch
+
+from agent.datagen import board_features, pot_scale
+from agent.handspace import HandSpace
+from agent.lookahead import LeafInfo, Lookahead
+from agent.resolve import Solution
+
+
+class _LeafBatch:
+    """Per lookahead: one network row per (leaf, next board)."""
+
+    def __init__(self, adapter: "HandNetLeafValues", leaves: LeafInfo, la: Lookahead) -> None:
+        space = adapter.space
+        game = space.game
+        k = game.num_hole_cards
+        rows, boards, weights, feats, pots = [], [], [], [], []
+        for i, (board, spent, nxt) in enumerate(zip(leaves.boards, leaves.spent, leaves.next_round)):
+            n_new = game.board_cards_through(int(nxt)) - len(board)
+            remaining = [c for c in space.deck if c not in board]
+            w = 1.0 / comb(len(remaining) - 2 * k, n_new)
+            for extra in combinations(remaining, n_new):
+                full = tuple(board) + extra
+                rows.append(i)
+                boards.append(full)
+                weights.append(w)
+                feats.append(board_features(space, full))
+                pots.append(float(sum(spent)))
+        dev, dt = la.device, la.dtype
+        self.rows = torch.as_tensor(np.array(rows, dtype=np.int64), device=dev)
+        valid = np.stack([space.valid(b)[la.hands] for b in boards]).astype(np.float64)
+        self.valid = torch.as_tensor(valid, dtype=dt, device=dev)  # [R, H] over the lookahead's hand list
+        self.weights = torch.as_tensor(np.array(weights), dtype=dt, device=dev).unsqueeze(1)
+        self.features = torch.as_tensor(np.stack(feats), dtype=torch.float32, device=dev)
+        self.pots = torch.as_tensor(np.array(pots), dtype=dt, device=dev).unsqueeze(1)
+        self.pot_input = (self.pots / pot_scale(game)).to(torch.float32)
+        self.hands = torch.as_tensor(la.hands, device=dev)
+        self.size = space.size
+
+
+class HandNetLeafValues:
+    """A :class:`agent.cfr.LeafValueFn` backed by a TorchScript network over a game's hands."""
+
+    def __init__(self, net: torch.jit.ScriptModule, space: HandSpace) -> None:
+        self.net = net
+        self.space = space
+        self._batches: dict[int, _LeafBatch] = {}
+
+    def _batch(self, leaves: LeafInfo, la: Lookahead) -> _LeafBatch:
+        key = id(la)
+        batch = self._batches.get(key)
+        if batch is None or batch.rows.device != la.device:
+            if len(self._batches) > 64:
+                self._batches.clear()
+            batch = _LeafBatch(self, leaves, la)
+            self._batches[key] = batch
+        return batch
+
+    def board_values(self, reach: torch.Tensor, batch: _LeafBatch) -> torch.Tensor:
+        """``[2, R, H]`` counterfactual values at each (leaf, next board) for leaf reaches ``[2, L, H]``."""
+        masked = reach.index_select(1, batch.rows) * batch.valid  # [2, R, H]
+        mass = masked.sum(dim=2, keepdim=True)  # [2, R, 1]
+        uniform = batch.valid / batch.valid.sum(dim=1, keepdim=True).clamp(min=1)
+        norm = torch.where(mass > 0, masked / mass.clamp(min=1e-30), uniform.unsqueeze(0))
+        full = torch.zeros(2, norm.shape[1], batch.size, dtype=torch.float32, device=norm.device)
+        full[:, :, batch.hands] = norm.to(torch.float32)
+        x = torch.cat([batch.pot_input, full[0], full[1], batch.features], dim=1)
+        with torch.no_grad():
+            out = self.net(x).to(reach.dtype)  # [R, 2*S]
+        s = batch.size
+        values = torch.stack([out[:, :s], out[:, s:]])[:, :, batch.hands]  # [2, R, H]
+        opp_mass = mass.flip(0)
+        return values * batch.pots.unsqueeze(0) * opp_mass * batch.valid
+
+    def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
+        batch = self._batch(leaves, la)
+        per_board = self.board_values(reach, batch) * batch.weights.unsqueeze(0)
+        out = torch.zeros_like(reach)
+        out.index_add_(1, batch.rows, per_board)
+        return out
+
+    def chance_values(self, sol: Solution, row: int, board: tuple[int, ...]) -> np.ndarray:
+        """``[2, hands]`` values at the start of the next round on ``board`` below leaf ``row``,
+        for the reaches of the solution's average strategy."""
+        la = sol.lookahead
+        sol.solver.evaluate(sol.result.root_reach, sol.result.average_strategy)
+        leaves = la.leaves
+        i = int((leaves.rows == row).nonzero()[0, 0])
+        batch = self._batch(leaves, la)
+        reach = sol.solver.reach[:, leaves.rows]  # [2, L, H]
+        values = self.board_values(reach, batch)  # [2, R, H]
+        hits = [j for j in range(len(batch.rows)) if int(batch.rows[j]) == i and self._board_of(batch, j) == tuple(sorted(board))]
+        if not hits:
+            raise KeyError(f"board {board} is not a next board of leaf row {row}")
+        return sol.to_space(values[:, hits[0]])
+
+    def _board_of(self, batch: _LeafBatch, j: int) -> tuple[int, ...]:
+        feats = batch.features[j].nonzero().flatten().tolist()
+        return tuple(sorted(self.space.deck[f] for f in feats))

@@ -1,0 +1,151 @@
+"""Training a value network: Adam, a learning-rate drop, a validation split, the best epoch
+kept, a loss-curve PNG, a progress bar, resumable checkpoints, and a TorchScript export
+registered in the model manifest."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from agent.datagen import load_shards
+from agent.models import register_model
+from agent.valuenet import NetSpec, ValueNet, masked_huber
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    epochs: int = 200
+    batch_size: int = 1000
+    lr: float = 1e-3
+    lr_late: float = 1e-4
+    lr_drop_epoch: int = 150
+    validation_fraction: float = 0.1
+    hidden: int = 500
+    layers: int = 7
+    seed: int = 0
+
+
+def load_dataset(data_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    parts = list(load_shards(data_dir))
+    return tuple(np.concatenate([p[k] for p in parts]) for k in ("inputs", "targets", "masks"))  # type: ignore[return-value]
+
+
+def train(
+    data_dir: Path,
+    out_dir: Path,
+    buckets: int,
+    extra: int,
+    spec: TrainSpec,
+    model_name: str,
+    progress: bool = True,
+    command: str | None = None,
+) -> dict[str, float]:
+    """Train on every shard of ``data_dir``; write ``out_dir/{model_name}.pt`` (TorchScript)."""
+    torch.manual_seed(spec.seed)
+    x, y, m = load_dataset(data_dir)
+    net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
+    if x.shape[1] != net_spec.inputs or y.shape[1] != net_spec.outputs:
+        raise ValueError(
+            f"{data_dir}: data has {x.shape[1]} inputs / {y.shape[1]} outputs, the network expects {net_spec.inputs} / {net_spec.outputs}"
+        )
+    n = len(x)
+    rng = np.random.default_rng(spec.seed)
+    perm = rng.permutation(n)
+    n_val = max(1, int(round(spec.validation_fraction * n)))
+    val_idx, train_idx = perm[:n_val], perm[n_val:]
+    X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
+    net = ValueNet(net_spec)
+    opt = torch.optim.Adam(net.parameters(), lr=spec.lr)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ckpt_path = out_dir / f"{model_name}.ckpt"
+    history: list[dict[str, float]] = []
+    best = math.inf
+    start_epoch = 0
+    best_state = None
+    if ckpt_path.exists():
+        ckpt = torch.load(ckpt_path, weights_only=False)
+        if ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict():
+            net.load_state_dict(ckpt["model"])
+            opt.load_state_dict(ckpt["optimizer"])
+            history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
+    bar = tqdm(range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs)
+    started = time.perf_counter()
+    for epoch in bar:
+        for group in opt.param_groups:
+            group["lr"] = spec.lr if epoch < spec.lr_drop_epoch else spec.lr_late
+        net.train()
+        order = torch.as_tensor(rng.permutation(train_idx))
+        total, batches = 0.0, 0
+        for i in range(0, len(order), spec.batch_size):
+            idx = order[i : i + spec.batch_size]
+            loss = masked_huber(net(X[idx]), Y[idx], M[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach())
+            batches += 1
+        net.eval()
+        with torch.no_grad():
+            vi = torch.as_tensor(val_idx)
+            val = float(masked_huber(net(X[vi]), Y[vi], M[vi]))
+        history.append({"epoch": epoch + 1, "train": total / max(batches, 1), "validation": val})
+        if val < best:
+            best = val
+            best_state = {k: v.clone() for k, v in net.state_dict().items()}
+        bar.set_postfix(train=f"{total / max(batches, 1):.5f}", val=f"{val:.5f}", best=f"{best:.5f}")
+        if (epoch + 1) % 10 == 0 or epoch + 1 == spec.epochs:
+            torch.save(
+                {"spec": asdict(spec), "net": net_spec.to_dict(), "model": net.state_dict(), "optimizer": opt.state_dict(),
+                 "history": history, "best": best, "epoch": epoch + 1, "best_state": best_state},
+                ckpt_path,
+            )
+    bar.close()
+    assert best_state is not None
+    net.load_state_dict(best_state)
+    net.eval()
+    scripted = torch.jit.script(net)
+    model_path = out_dir / f"{model_name}.pt"
+    scripted.save(str(model_path))
+    plot_history(history, out_dir / f"{model_name}.loss.png", model_name)
+    (out_dir / f"{model_name}.history.json").write_text(json.dumps(history))
+    best_epoch = min(history, key=lambda h: h["validation"])["epoch"]
+    register_model(
+        model_path,
+        name=model_name,
+        net=net_spec.to_dict(),
+        training_situations=int(len(train_idx)),
+        validation_situations=int(n_val),
+        validation_loss=float(best),
+        best_epoch=int(best_epoch),
+        command=command or " ".join(sys.argv),
+        seconds=time.perf_counter() - started,
+    )
+    return {"validation_loss": best, "best_epoch": best_epoch, "situations": n}
+
+
+def plot_history(history: list[dict[str, float]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    epochs = [h["epoch"] for h in history]
+    ax.plot(epochs, [h["train"] for h in history], label="training")
+    ax.plot(epochs, [h["validation"] for h in history], label="validation")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("Huber loss (fraction of pot)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,63 @@
+"""DeepStack's counterfactual value network (section 5).
+
+Input: the pot as a fraction of the total stacks, both players' ranges over B buckets
+(probability mass per bucket), and optional public features (e.g. a one-hot board card
+in Leduc, where hands are their own buckets). Output: both players' counterfactual values
+per bucket, as fractions of the pot. The body is a stack of fully connected layers with
+PReLU; the outer zero-sum layer shifts both value vectors by half of the (range-weighted)
+sum of the two players' values, so that the prediction is exactly zero-sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    buckets: int
+    extra: int = 0
+    hidden: int = 500
+    layers: int = 7
+
+    @property
+    def inputs(self) -> int:
+        return 1 + 2 * self.buckets + self.extra
+
+    @property
+    def outputs(self) -> int:
+        return 2 * self.buckets
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class ValueNet(nn.Module):
+    """``forward(x)`` with ``x = [pot, range0 (B), range1 (B), extra]`` -> ``[cfv0 (B), cfv1 (B)]``."""
+
+    def __init__(self, spec: NetSpec) -> None:
+        super().__init__()
+        self.buckets = spec.buckets
+        layers: list[nn.Module] = []
+        width = spec.inputs
+        for _ in range(spec.layers):
+            layers += [nn.Linear(width, spec.hidden), nn.PReLU()]
+            width = spec.hidden
+        layers.append(nn.Linear(width, spec.outputs))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = self.buckets
+        raw = self.body(x)
+        ranges = x[:, 1 : 1 + 2 * b]
+        value = (ranges * raw).sum(dim=1, keepdim=True)  # sum of both players' range-weighted values
+        return raw - 0.5 * value
+
+
+def masked_huber(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, delta: float = 1.0) -> torch.Tensor:
+    """Huber loss averaged over the unmasked outputs (impossible buckets do not count)."""
+    loss = nn.functional.huber_loss(pred * mask, target * mask, reduction="none", delta=delta)
+    return loss.sum() / mask.sum().clamp(min=1.0)
