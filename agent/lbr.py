@@ -1,0 +1,253 @@
+"""Local best response (LBR, Lisy & Bowling 2017): a lower bound on a bot's exploitability.
+
+LBR plays against a bot that exposes its strategy (:mod:`agent.policies`). It tracks the
+bot's range by Bayes' rule from the bot's action probabilities, and at each of its own
+decisions picks, from a fixed set, the action with the highest value under the
+assumption that the rest of the hand is checked down: calling is worth the equity
+against the bot's range; a bet is worth the bot's fold probability (asked from the bot at
+that hypothetical state) times what is in the pot, plus the equity when called.
+
+Settings name LBR's actions per round, e.g. ``fc/fc/fc/fc`` or ``c/c/fcpa/fcpa``: ``f``
+fold, ``c`` check/call, ``p`` pot bet, ``a`` all-in, ``56`` the 56 bet sizes 0.05..2.80
+times the pot (our choice; the supplement's exact list is not in our copy).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from agent.handspace import HandSpace
+from agent.policies import StrategyProvider
+from native.evaluator import evaluate
+from protocol.gamedef import Game
+from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, HandState, raise_to
+
+FIFTY_SIX = tuple(round(0.05 * k, 2) for k in range(1, 57))
+
+
+@dataclass(frozen=True)
+class LBRSetting:
+    """Allowed LBR actions per round: tokens 'f', 'c', 'a' and pot fractions."""
+
+    text: str
+    rounds: tuple[tuple[str | float, ...], ...]
+
+    @classmethod
+    def parse(cls, text: str, num_rounds: int) -> "LBRSetting":
+        parts = text.split("/")
+        if len(parts) != num_rounds:
+            raise ValueError(f"LBR setting {text!r} has {len(parts)} rounds, the game has {num_rounds}")
+        rounds = []
+        for part in parts:
+            if part == "56":
+                rounds.append(("f", "c", *FIFTY_SIX))
+                continue
+            tokens: list[str | float] = []
+            for ch in part:
+                if ch in "fca":
+                    tokens.append(ch)
+                elif ch == "p":
+                    tokens.append(1.0)
+                else:
+                    raise ValueError(f"LBR setting {text!r}: unknown action {ch!r} (use f, c, p, a or 56)")
+            if "c" not in tokens:
+                raise ValueError(f"LBR setting {text!r}: every round must allow c (check/call)")
+            rounds.append(tuple(tokens))
+        return cls(text, tuple(rounds))
+
+
+def checkdown_outcome(space: HandSpace, ours: Sequence[int], board: Sequence[int], opp_range: np.ndarray,
+                      rng: np.random.Generator, max_runouts: int = 2000) -> tuple[float, float]:
+    """``(P(win), P(lose))`` of our hand against ``opp_range`` if the board is dealt out with no
+    more betting (all runouts, or a random sample of ``max_runouts`` when there are more)."""
+    game = space.game
+    dead = set(ours) | set(board)
+    missing = game.total_board_cards - len(board)
+    remaining = [c for c in space.deck if c not in dead]
+    total_runouts = math.comb(len(remaining), missing)
+    if missing == 0:
+        runouts = np.zeros((1, 0), dtype=np.int64)
+    elif total_runouts <= max_runouts:
+        runouts = np.array(list(combinations(remaining, missing)), dtype=np.int64)
+    else:
+        runouts = np.stack([rng.choice(remaining, missing, replace=False) for _ in range(max_runouts)])
+    cards = space.cards.astype(np.int64)
+    inc = space.card_incidence
+    win = lose = mass = 0.0
+    base = np.asarray(opp_range, dtype=np.float64) * ~space.blocked(list(dead))
+    ours_arr = np.asarray(ours, dtype=np.int64)
+    for runout in runouts:
+        full = np.concatenate([np.asarray(board, dtype=np.int64), runout])
+        r = base * ~inc[:, runout].any(axis=1) if missing else base
+        live = np.nonzero(r > 0)[0]
+        if not len(live):
+            continue
+        mine = int(evaluate(np.concatenate([ours_arr, full]).astype(np.uint8)))
+        theirs = evaluate(np.concatenate([cards[live], np.broadcast_to(full, (len(live), len(full)))], axis=1).astype(np.uint8))
+        w = r[live]
+        win += float(w[theirs < mine].sum())
+        lose += float(w[theirs > mine].sum())
+        mass += float(w.sum())
+    if mass <= 0:
+        return 0.5, 0.5
+    return win / mass, lose / mass
+
+
+class LBRPlayer:
+    def __init__(self, space: HandSpace, setting: LBRSetting, rng: np.random.Generator) -> None:
+        self.space = space
+        self.setting = setting
+        self.rng = rng
+
+    def start_hand(self, position: int, cards: Sequence[int]) -> None:
+        self.position = position
+        self.cards = tuple(cards)
+        self.belief = self.space.uniform(self.cards)
+
+    def bot_acted(self, probs_of_action: np.ndarray) -> None:
+        b = self.belief * probs_of_action
+        if b.sum() > 0:
+            self.belief = b / b.sum()
+
+    def cards_dealt(self, board: Sequence[int]) -> None:
+        b = self.belief * ~self.space.blocked(list(board))
+        if b.sum() > 0:
+            self.belief = b / b.sum()
+
+    def candidates(self, state: HandState) -> list[Action]:
+        tokens = self.setting.rounds[state.round]
+        out: list[Action] = []
+        bounds = state.raise_bounds()
+        for t in tokens:
+            if t == "f" and state.can_fold():
+                out.append(FOLD)
+            elif t == "c":
+                out.append(CALL)
+            elif bounds is not None and (t == "a" or isinstance(t, float)):
+                if state.game.is_limit:
+                    out.append(LIMIT_RAISE)
+                    continue
+                if t == "a":
+                    size = bounds[1]
+                else:
+                    p = state.current_player
+                    assert p is not None
+                    to_call = min(state.max_spent, state.game.stack[p]) - state.spent[p]
+                    size = min(max(state.max_spent + int(round(float(t) * (state.pot + to_call))), bounds[0]), bounds[1])
+                out.append(raise_to(size))
+        return list(dict.fromkeys(out))
+
+    def choose(self, state: HandState, bot: StrategyProvider) -> Action:
+        me = self.position
+        best, best_value = CALL, -math.inf
+        outcome_now: tuple[float, float] | None = None
+        for action in self.candidates(state):
+            if action.kind is ActionKind.FOLD:
+                value = -float(state.spent[me])
+            elif action.kind is ActionKind.CALL:
+                if outcome_now is None:
+                    outcome_now = checkdown_outcome(self.space, self.cards, state.board, self.belief, self.rng)
+                stake = min(state.max_spent, state.game.stack[me])
+                value = stake * (outcome_now[0] - outcome_now[1])
+            else:
+                after = state.apply(action)
+                if after.current_player != 1 - me:
+                    continue
+                actions, probs = bot.strategy(after)
+                fold = next((i for i, a in enumerate(actions) if a.kind is ActionKind.FOLD), None)
+                p_fold_h = probs[fold] if fold is not None else np.zeros(self.space.size)
+                p_fold = float((self.belief * p_fold_h).sum())
+                called = self.belief * (1 - p_fold_h)
+                if called.sum() > 0:
+                    win, lose = checkdown_outcome(self.space, self.cards, state.board, called / called.sum(), self.rng)
+                else:
+                    win = lose = 0.0
+                stake = after.spent[me]
+                value = p_fold * state.spent[1 - me] + (1 - p_fold) * stake * (win - lose)
+            if value > best_value + 1e-12:
+                best, best_value = action, value
+        return best
+
+
+def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: LBRSetting, hand_id: int,
+                  rng: np.random.Generator) -> float:
+    """One hand; returns LBR's winnings in chips."""
+    lbr_pos = hand_id % 2
+    bot_pos = 1 - lbr_pos
+    order = rng.permutation(np.array(space.deck))
+    k = game.num_hole_cards
+    holes = [tuple(int(c) for c in order[p * k : (p + 1) * k]) for p in range(2)]
+    board_all = tuple(int(c) for c in order[2 * k : 2 * k + game.total_board_cards])
+    lbr = LBRPlayer(space, setting, rng)
+    lbr.start_hand(lbr_pos, holes[lbr_pos])
+    bot.start_hand(bot_pos)
+    bot_hand = space.index(holes[bot_pos])
+    state = HandState.initial(game, hand_id, hole_cards=holes)
+    while not state.finished:
+        if state.current_player == bot_pos:
+            actions, probs = bot.strategy(state)
+            p = probs[:, bot_hand]
+            p = p / p.sum() if p.sum() > 0 else np.full(len(actions), 1 / len(actions))
+            i = int(rng.choice(len(actions), p=p))
+            lbr.bot_acted(probs[i])
+            bot.commit(state, actions[i])
+            state = state.apply(actions[i])
+        else:
+            state = state.apply(lbr.choose(state, bot))
+        if state.board_cards_needed:
+            state = state.with_board(board_all[: game.board_cards_through(state.round)])
+            lbr.cards_dealt(state.board)
+            if not state.finished:
+                bot.observe(state)
+    return float(state.payoffs()[lbr_pos])
+
+
+ProviderFactory = Callable[[], StrategyProvider]
+
+
+def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int) -> list[float]:
+    bot = make_bot()
+    rng = np.random.default_rng([seed, first])
+    return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng) for i in range(count)]
+
+
+def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
+            out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
+            progress: Callable[[int], None] | None = None) -> list[float]:
+    """LBR's winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable)."""
+    chunks = [(i, min(chunk, hands - i)) for i in range(0, hands, chunk)]
+    results: dict[int, list[float]] = {}
+    todo = []
+    for first, count in chunks:
+        path = out_dir / f"lbr-{first:07d}.json" if out_dir else None
+        if path is not None and path.exists():
+            results[first] = json.loads(path.read_text())
+        else:
+            todo.append((first, count))
+    def save(first: int, values: list[float]) -> None:
+        results[first] = values
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            tmp = out_dir / f".lbr-{first:07d}.tmp"
+            tmp.write_text(json.dumps(values))
+            os.replace(tmp, out_dir / f"lbr-{first:07d}.json")
+        if progress is not None:
+            progress(len(values))
+    if workers <= 1:
+        for first, count in todo:
+            save(first, run_chunk(game, make_bot, setting, first, count, seed))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run_chunk, game, make_bot, setting, first, count, seed): first for first, count in todo}
+            for fut, first in futures.items():
+                save(first, fut.result())
+    return [v for first, _ in chunks for v in results[first]]

@@ -1,0 +1,128 @@
+"""Bots that expose their whole strategy: for any state they may face, the probability of
+each action for every hand they might hold. Local best response (LBR) and AIVAT need this;
+the DeepStack bot computes it anyway (a re-solve gives the strategy of every hand).
+
+A provider is driven through one hand: ``start_hand``, then ``strategy`` (ask, without
+committing) and ``commit`` (the action actually taken) on its turns, ``observe`` on the
+other events.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from agent.baselines import pot_raise_to
+from agent.continual import ContinualResolver
+from agent.handspace import HandSpace
+from agent.resolve import Solution
+from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, HandState, raise_to
+
+
+class StrategyProvider(ABC):
+    space: HandSpace
+
+    def start_hand(self, position: int) -> None:
+        self.position = position
+
+    @abstractmethod
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        """Actions and ``[actions, hands]`` probabilities at ``state`` (this provider to act)."""
+
+    def commit(self, state: HandState, action: Action) -> None:
+        """The provider took ``action`` at ``state``."""
+
+    def observe(self, state: HandState) -> None:
+        """Any other state of the hand (opponent actions, new cards)."""
+
+
+class CallProvider(StrategyProvider):
+    def __init__(self, space: HandSpace) -> None:
+        self.space = space
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        return [CALL], np.ones((1, self.space.size))
+
+
+class RandomProvider(StrategyProvider):
+    """The ``random`` baseline's exact distribution: uniform over legal kinds, then over sizes."""
+
+    def __init__(self, space: HandSpace) -> None:
+        self.space = space
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        from agent.baselines import RandomBot
+
+        kinds = state.legal_kinds()
+        actions: list[Action] = []
+        probs: list[float] = []
+        for kind in kinds:
+            if kind is ActionKind.FOLD:
+                actions.append(FOLD)
+                probs.append(1 / len(kinds))
+            elif kind is ActionKind.CALL:
+                actions.append(CALL)
+                probs.append(1 / len(kinds))
+            elif state.game.is_limit:
+                actions.append(LIMIT_RAISE)
+                probs.append(1 / len(kinds))
+            else:
+                low, high = state.raise_bounds() or (0, 0)
+                sizes = sorted({low, high, *(pot_raise_to(state, f) for f in RandomBot.FRACTIONS)})
+                for s in sizes:
+                    actions.append(raise_to(s))
+                    probs.append(1 / len(kinds) / len(sizes))
+        return actions, np.tile(np.array(probs)[:, None], (1, self.space.size))
+
+
+class SolutionProvider(StrategyProvider):
+    """A fixed strategy from a full-game solve (e.g. an equilibrium of Leduc)."""
+
+    def __init__(self, solution: Solution) -> None:
+        self.solution = solution
+        self.space = solution.space
+        la = solution.lookahead
+        self._rows = {la.row_key(int(r)): m for m, r in enumerate(la.dec_rows)}
+        self._strategy = solution.result.average_strategy
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        la = self.solution.lookahead
+        key = (state.betting_string(), tuple(state.board))
+        if key not in self._rows:
+            raise KeyError(f"state {key} is outside the solved tree")
+        m = self._rows[key]
+        node = la.nodes[int(la.dec_rows[m])]
+        return list(node.actions), self.solution.to_space(self._strategy[m, : len(node.actions)])
+
+
+class ResolverProvider(StrategyProvider):
+    """The DeepStack agent: a re-solve at every decision (peeks never change its memory)."""
+
+    def __init__(self, resolver: ContinualResolver) -> None:
+        self.resolver = resolver
+        self.space = resolver.space
+        self._pending = None
+
+    def start_hand(self, position: int) -> None:
+        super().start_hand(position)
+        self.resolver.start_hand(position)
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        assert self.resolver.memory is not None
+        self.resolver.observe(state)  # new cards are real events: catch up before peeking
+        saved = self.resolver.memory.copy()
+        decision = self.resolver.decide(state)
+        self.resolver.memory = saved
+        self._pending = (state.betting_string(), tuple(state.board), decision)
+        return decision.actions, decision.strategy
+
+    def commit(self, state: HandState, action: Action) -> None:
+        if self._pending is None or self._pending[:2] != (state.betting_string(), tuple(state.board)):
+            self.strategy(state)
+        assert self._pending is not None
+        self.resolver.act(self._pending[2], action)
+        self._pending = None
+
+    def observe(self, state: HandState) -> None:
+        self.resolver.observe(state)
