@@ -28,6 +28,58 @@ int ds_enumerate_value_set(int n_cards, uint64_t seen[1024]);
 /* sets bit v of seen (a 65536-bit set) for each value v of an n-card hand; 0 ok, -1 bad n */
 int32_t ds_eval_nonflush_table_size(void); /* slots used by the packed non-flush table */
 void ds_eval_rank_keys(uint32_t keys[13]); /* the additive rank keys, deuce first */
+
+/* Terminal values (terminal.c).  Hands are rows of k = 1 or 2 cards (H <= 52 resp. 1326,
+ * distinct); a hand is blocked on a board when it shares a card with it: its values are 0
+ * and its reach is ignored.  A "board table" is ds_table_words(H) = 2 H + 2 uint32 words:
+ * the valid hands by strength with their cards, in forward and backward sweep order, then
+ * the blocked hands (layout in terminal.c).  Row kernels return -1 when
+ * every row was computed, the index of the first row whose board (group) index is out of
+ * range (nothing computed), or a negative code: -2 bad sizes/arguments, -3 bad hand cards
+ * (card >= 52 or repeated in a hand), -4 bad table / strength-order pair, -5 bad board,
+ * -6 bad deck, -7 out of memory, -8 evaluator init failed.  scale may be NULL (1.0). */
+int32_t ds_table_words(int H);
+int ds_hand_list_check(int H, int k, const uint8_t *hand_cards);
+/* -1 ok; >= 0 first bad hand (card >= 52, repeated card, or same cards as an earlier hand);
+ * -2 bad sizes */
+int ds_board_rank(int H, int k, const uint8_t *hand_cards, const uint8_t *board, int n_board,
+                  int32_t *strength, int32_t *order, uint32_t *table);
+/* strength[h] = evaluator value of hand + board (-1 blocked); order = the blocked hands, then
+ * the valid hands by ascending strength (ties in a fixed but unspecified order); any of the
+ * three outputs may be NULL.  Returns the number of valid hands, or < 0. */
+int ds_table_pack(int H, int k, const uint8_t *hand_cards, const int32_t *strength,
+                  const int32_t *order, uint32_t *table);
+/* table from a (strength, order) pair in ds_board_rank's convention (any negative strength
+ * = blocked; ties in any order); checks it; returns the number of valid hands or -4. */
+int64_t ds_showdown_rows(int H, int k, const uint8_t *hand_cards, int B, const int32_t *strength,
+                         const int32_t *order, int64_t R, const int32_t *row_board,
+                         const float *reach, const float *scale, float *out);
+/* out[i, h] = scale[i] * showdown of hand h on board row_board[i] against reach[i, :]
+ * (win minus lose mass over the compatible unblocked opponent hands); strength / order are
+ * [B, H] in ds_board_rank's convention (checked, and packed, on every call: the slow path). */
+int64_t ds_fold_rows(int H, int k, const uint8_t *hand_cards, int B, const uint8_t *valid, int64_t R,
+                     const int32_t *row_board, const float *reach, const float *scale, float *out);
+/* out[i, h] = scale[i] * fold mass of hand h; valid is [B, H] (nonzero = hand not blocked) */
+int64_t ds_showdown_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
+                                const int32_t *row_board, const float *reach, const float *scale,
+                                float *out);
+int64_t ds_fold_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
+                            const int32_t *row_board, const float *reach, const float *scale,
+                            float *out);
+/* the fast path: tables is [B, ds_table_words(H)] as built by ds_board_rank / ds_table_pack
+ * (trusted; only headers are checked); rows on the same board are swept together */
+int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,
+                             const int32_t *group_boards, int64_t R, const int32_t *row_group,
+                             const float *reach, const float *scale, float *out);
+/* out[i, h] = scale[i] * sum over the boards group_boards[group_start[g] .. group_start[g+1])
+ * of g = row_group[i] of the showdown of h there (e.g. all rivers of a turn board) */
+int ds_runout_equity(int H, int k, const uint8_t *hand_cards, const uint8_t *board, int n_board,
+                     const uint8_t *deck, int n_deck, int n_draw, int per_card, const float *reach,
+                     double *num, double *den);
+/* Over every set of n_draw cards of deck \ board completing the board: num[h] += 2 win + tie,
+ * den[h] += compatible mass (valid hands only), so equity = num / (2 den).  per_card: rows
+ * [n_rem, H], one per card of deck \ board (in deck order), each runout adding into the rows
+ * of the cards it draws.  Returns 0 or < 0. */
 /* CDEF END */
 
 #endif

@@ -1,0 +1,586 @@
+"""Fold and showdown values against a range in O(H) per range (C kernels in ``terminal.c``).
+
+Conventions (hands are rows of ``k`` = 1 or 2 cards, numbered as in :mod:`native.cards`;
+the default hand list is the 1326 hold'em hands of :func:`native.cards.holdem_hand_cards`):
+
+* A hand is **blocked** on a board when it shares a card with it. Blocked hands get value 0,
+  and a blocked opponent hand never counts, whatever its reach.
+* ``fold(h)`` is the opponent's reach mass over the unblocked hands sharing no card with
+  ``h``; ``showdown(h)`` is that mass weighted by ``sign(strength(h) - strength(h'))``
+  (win minus lose, ties neutral). Both are float32, optionally multiplied by a per-row
+  ``scale`` (e.g. the amount at stake).
+* :class:`BoardTable` ranks the hands of one board once (strength -1 for blocked hands; the
+  order lists the blocked hands first, then the valid ones by ascending strength, ties in a
+  fixed but unspecified order). Tables of the hold'em hand list are kept in an LRU cache
+  keyed by the sorted board.
+* :class:`ShowdownKernel` holds the tables of several boards; one call evaluates many rows
+  (ranges), each on its own board. Everything is checked when the kernel is built, so a
+  call only checks array types and shapes: this is the fast path for a solver. Inputs are
+  C-contiguous float32 numpy arrays (``tensor.numpy()`` of a contiguous CPU tensor works
+  without a copy); anything else raises ``ValueError`` rather than being copied silently.
+* :class:`ChanceShowdownKernel` averages river showdowns over the next card (e.g. the value of
+  each hand on the turn). Normalisation: the next card is uniform over the deck cards that are
+  neither on the board nor in either player's hand, so ``value(h) = sum_c showdown_{board+c}(h)
+  / (len(deck) - len(board) - 2k)`` (1/44 on a hold'em turn), which is exactly
+  ``sum_h' r(h') * E_c[sign(...)]`` for every pair of compatible hands.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from threading import Lock
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from native.cards import NUM_CARDS, cards_to_str, holdem_hand_cards
+from native.evaluator import MAX_CARDS, ffi, lib
+
+if not hasattr(lib, "ds_showdown_rows_packed"):  # pragma: no cover - stale extension
+    raise ImportError("native._native predates the terminal kernels; rebuild it with `python native/build_ffi.py`")
+
+BoardLike = Union[Sequence[int], npt.ArrayLike]
+
+_ERRORS = {
+    -2: "bad sizes or arguments",
+    -3: "a hand has a card outside 0..51 or the same card twice",
+    -4: "a board table is inconsistent (strength / order)",
+    -5: "bad board (card outside 0..51 or repeated)",
+    -6: "bad deck (card outside 0..51 or repeated)",
+    -7: "out of memory",
+    -8: "the hand evaluator could not build its tables",
+}
+
+_F32 = np.dtype(np.float32)
+
+#: boards of the hold'em hand list kept by :func:`holdem_board_table`
+BOARD_CACHE_SIZE = 8192
+
+
+def _c_error(code: int, what: str) -> ValueError:
+    return ValueError(f"{what}: {_ERRORS.get(code, f'error code {code}')}")
+
+
+# --------------------------------------------------------------------------- hand lists
+class HandList:
+    """A checked list of private hands: ``(H, k)`` uint8, k = 1 or 2, distinct hands.
+
+    Raises:
+        ValueError: wrong shape or dtype, a card outside 0..51, a card repeated within a
+            hand, or the same hand twice (in any card order).
+    """
+
+    __slots__ = ("cards", "k", "size", "_ptr", "__weakref__")
+
+    def __init__(self, hand_cards: npt.ArrayLike) -> None:
+        arr = np.asarray(hand_cards)
+        if arr.ndim != 2 or arr.shape[1] not in (1, 2):
+            raise ValueError(f"hand_cards must have shape (H, 1) or (H, 2), got {arr.shape}")
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"hand_cards must be integers, got dtype {arr.dtype}")
+        H, k = arr.shape
+        limit = NUM_CARDS if k == 1 else NUM_CARDS * (NUM_CARDS - 1) // 2
+        if not 1 <= H <= limit:
+            raise ValueError(f"a list of {k}-card hands must hold 1..{limit} hands, got {H}")
+        if arr.min() < 0 or arr.max() >= NUM_CARDS:
+            row = int(np.flatnonzero(((arr < 0) | (arr >= NUM_CARDS)).any(axis=1))[0])
+            raise ValueError(f"hand {row}: card out of range 0..{NUM_CARDS - 1} in {arr[row].tolist()}")
+        cards = np.ascontiguousarray(arr, dtype=np.uint8)
+        bad = lib.ds_hand_list_check(H, k, ffi.from_buffer("uint8_t[]", cards))
+        if bad >= 0:
+            row = cards[bad].tolist()
+            if k == 2 and row[0] == row[1]:
+                raise ValueError(f"hand {bad}: card {cards_to_str(row[:1])} appears twice in {row}")
+            raise ValueError(f"hand {bad} ({cards_to_str(row)}) repeats an earlier hand")
+        if bad != -1:  # pragma: no cover - sizes are checked above
+            raise _c_error(bad, "hand_cards")
+        cards.setflags(write=False)
+        self.cards = cards
+        self.k = int(k)
+        self.size = int(H)
+        self._ptr = ffi.from_buffer("uint8_t[]", cards)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"HandList({self.size} hands of {self.k} card{'s' if self.k > 1 else ''})"
+
+    def blocked(self, board: Iterable[int]) -> np.ndarray:
+        """Bool mask of the hands sharing a card with ``board``."""
+        mask = np.zeros(NUM_CARDS, dtype=bool)
+        mask[list(board)] = True
+        return mask[self.cards].any(axis=1)
+
+
+@lru_cache(maxsize=1)
+def holdem_hands() -> HandList:
+    """The 1326 hold'em hands (shared instance)."""
+    return HandList(holdem_hand_cards())
+
+
+def as_hand_list(hand_cards: HandList | npt.ArrayLike | None) -> HandList:
+    """``None`` -> the hold'em hands; a :class:`HandList` as is; anything else is checked."""
+    if hand_cards is None:
+        return holdem_hands()
+    if isinstance(hand_cards, HandList):
+        return hand_cards
+    if isinstance(hand_cards, np.ndarray) and hand_cards.shape == (1326, 2):
+        if hand_cards is holdem_hand_cards() or np.array_equal(hand_cards, holdem_hand_cards()):
+            return holdem_hands()
+    return HandList(hand_cards)
+
+
+def _card_tuple(cards: Any, what: str) -> tuple[int, ...]:
+    arr = np.asarray(cards)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be a 1-D sequence of card numbers, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(f"{what} cards must be integers, got dtype {arr.dtype}")
+    out = tuple(int(c) for c in arr)
+    bad = [c for c in out if not 0 <= c < NUM_CARDS]
+    if bad:
+        raise ValueError(f"{what} card(s) {bad} out of range 0..{NUM_CARDS - 1}")
+    if len(set(out)) != len(out):
+        repeated = sorted({c for c in out if out.count(c) > 1})
+        raise ValueError(f"{what} repeats card(s) {cards_to_str(repeated)} in {cards_to_str(out)}")
+    return out
+
+
+def check_board(board: BoardLike, k: int = 2, *, what: str = "board") -> tuple[int, ...]:
+    """The board as a tuple of ints, checked: cards in 0..51, no repeats, at most 7 - k cards."""
+    cards = _card_tuple(board, what)
+    if len(cards) + k > MAX_CARDS:
+        raise ValueError(f"{what} has {len(cards)} cards: with {k}-card hands at most {MAX_CARDS - k} fit the evaluator")
+    return cards
+
+
+def check_deck(deck: BoardLike | None) -> tuple[int, ...]:
+    """The deck (default: all 52 cards in order), checked: cards in 0..51, no repeats."""
+    return tuple(range(NUM_CARDS)) if deck is None else _card_tuple(deck, "deck")
+
+
+def _is_single_board(x: Any) -> bool:
+    """A non-empty flat sequence of card numbers (rather than a list of boards or tables).
+
+    An empty sequence is an empty list of boards: pass the empty board as ``[()]``.
+    """
+    if isinstance(x, np.ndarray):
+        return x.ndim == 1 and x.size > 0
+    return isinstance(x, (tuple, list)) and len(x) > 0 and all(isinstance(c, (int, np.integer)) for c in x)
+
+
+# --------------------------------------------------------------------------- board tables
+class BoardTable:
+    """The hands of a hand list ranked on one board (computed once, read-only arrays).
+
+    Attributes:
+        board: the board's cards, as given.
+        hands: the :class:`HandList`.
+        strength: int32 ``[H]``, evaluator value of hand + board (higher wins), -1 if blocked.
+        order: int32 ``[H]``, blocked hands first, then valid hands by ascending strength.
+        valid: bool ``[H]``, hand not blocked.
+        n_valid: number of valid hands.
+        table: uint32 ``[2 H + 2]``, the packed form the C kernels read.
+    """
+
+    __slots__ = ("board", "hands", "strength", "order", "valid", "n_valid", "table")
+
+    def __init__(self, board: BoardLike, hand_cards: HandList | npt.ArrayLike | None = None) -> None:
+        hands = as_hand_list(hand_cards)
+        cards = check_board(board, hands.k)
+        if hands is holdem_hands():
+            strength, order, table, n_valid = _holdem_ranked(tuple(sorted(cards)))
+        else:
+            strength, order, table, n_valid = _rank(hands, cards)
+        self.board = cards
+        self.hands = hands
+        self.strength = strength
+        self.order = order
+        self.table = table
+        self.n_valid = n_valid
+        self.valid = strength >= 0
+        self.valid.setflags(write=False)
+
+    @classmethod
+    def from_strength(
+        cls, board: BoardLike, strength: npt.ArrayLike, hand_cards: HandList | npt.ArrayLike | None = None
+    ) -> "BoardTable":
+        """A table from given strengths (negative = blocked), e.g. for a game with its own ranking."""
+        hands = as_hand_list(hand_cards)
+        cards = check_board(board, hands.k)
+        s = np.asarray(strength)
+        if s.shape != (hands.size,) or s.dtype.kind not in "iu":
+            raise ValueError(f"strength must be an integer array of shape ({hands.size},), got {s.dtype} {s.shape}")
+        if s.size and int(s.max()) > np.iinfo(np.int32).max:
+            raise ValueError("strength values must fit in int32")
+        s32 = np.where(s < 0, -1, s).astype(np.int32)
+        order = np.argsort(s32, kind="stable").astype(np.int32)
+        table = np.empty(2 * hands.size + 2, dtype=np.uint32)
+        n_valid = lib.ds_table_pack(
+            hands.size,
+            hands.k,
+            hands._ptr,
+            ffi.from_buffer("int32_t[]", s32),
+            ffi.from_buffer("int32_t[]", order),
+            ffi.from_buffer("uint32_t[]", table),
+        )
+        if n_valid < 0:  # pragma: no cover - the order is sorted above
+            raise _c_error(n_valid, "strength")
+        self = cls.__new__(cls)
+        for arr in (s32, order, table):
+            arr.setflags(write=False)
+        self.board, self.hands, self.strength, self.order = cards, hands, s32, order
+        self.table, self.n_valid = table, int(n_valid)
+        self.valid = s32 >= 0
+        self.valid.setflags(write=False)
+        return self
+
+    def __repr__(self) -> str:
+        return f"BoardTable({cards_to_str(self.board)!r}, {self.hands!r}, {self.n_valid} valid)"
+
+
+def _rank(hands: HandList, board: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    H = hands.size
+    strength = np.empty(H, dtype=np.int32)
+    order = np.empty(H, dtype=np.int32)
+    table = np.empty(2 * H + 2, dtype=np.uint32)
+    board_arr = np.asarray(board, dtype=np.uint8)
+    n_valid = lib.ds_board_rank(
+        H,
+        hands.k,
+        hands._ptr,
+        ffi.from_buffer("uint8_t[]", board_arr),
+        len(board),
+        ffi.from_buffer("int32_t[]", strength),
+        ffi.from_buffer("int32_t[]", order),
+        ffi.from_buffer("uint32_t[]", table),
+    )
+    if n_valid < 0:  # pragma: no cover - everything is checked before
+        raise _c_error(n_valid, f"board {cards_to_str(board)}")
+    for arr in (strength, order, table):
+        arr.setflags(write=False)
+    return strength, order, table, int(n_valid)
+
+
+@lru_cache(maxsize=BOARD_CACHE_SIZE)
+def _holdem_ranked(sorted_board: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    return _rank(holdem_hands(), sorted_board)
+
+
+def holdem_board_table(board: BoardLike) -> BoardTable:
+    """:class:`BoardTable` of the hold'em hands (the arrays come from the LRU cache)."""
+    return BoardTable(board)
+
+
+# --------------------------------------------------------------------------- argument checks
+def _float_rows(x: Any, H: int, what: str) -> tuple[np.ndarray, bool]:
+    """``x`` as a C-contiguous float32 ``(R, H)`` array (view, no copy); True if it was 1-D."""
+    if type(x) is not np.ndarray:
+        raise ValueError(f"{what} must be a numpy float32 array, got {type(x).__name__}")
+    if x.dtype != np.float32:
+        raise ValueError(f"{what} must have dtype float32, got {x.dtype}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{what} must be C-contiguous")
+    if x.ndim == 2 and x.shape[1] == H:
+        return x, False
+    if x.ndim == 1 and x.shape[0] == H:
+        return x.reshape(1, H), True
+    raise ValueError(f"{what} must have shape (R, {H}) or ({H},), got {x.shape}")
+
+
+def _row_boards(row_board: Any, R: int, B: int) -> np.ndarray:
+    if row_board is None:
+        if B != 1:
+            raise ValueError(f"row_board is required: the kernel has {B} boards")
+        return np.zeros(R, dtype=np.int32)
+    if isinstance(row_board, (int, np.integer)):
+        rb = np.full(R, int(row_board), dtype=np.int64)
+    else:
+        rb = np.asarray(row_board)
+    if rb.dtype.kind not in "iu":
+        raise ValueError(f"row_board must hold integers, got dtype {rb.dtype}")
+    if rb.shape != (R,):
+        raise ValueError(f"row_board must have shape ({R},) (one board index per row), got {rb.shape}")
+    if rb.dtype != np.int32 or not rb.flags.c_contiguous:
+        if R and (rb.min() < 0 or rb.max() >= B):
+            row = int(np.flatnonzero((rb < 0) | (rb >= B))[0])
+            raise ValueError(f"row {row}: board index {int(rb[row])} out of range 0..{B - 1}")
+        rb = np.ascontiguousarray(rb, dtype=np.int32)
+    return rb
+
+
+def _scales(scale: Any, R: int) -> Any:
+    if scale is None:
+        return ffi.NULL
+    if isinstance(scale, (int, float, np.floating, np.integer)):
+        arr = np.full(R, scale, dtype=np.float32)
+    else:
+        arr = scale
+        if type(arr) is not np.ndarray or arr.dtype != np.float32 or not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(np.asarray(scale, dtype=np.float32))
+        if arr.shape != (R,):
+            raise ValueError(f"scale must be a number or have shape ({R},), got {arr.shape}")
+    return ffi.from_buffer("float[]", arr)
+
+
+def _output(out: Any, reach: np.ndarray, single: bool, H: int) -> tuple[np.ndarray, np.ndarray]:
+    """(out as returned, out as (R, H))."""
+    if out is None:
+        res = np.empty(reach.shape[0] * H if single else reach.shape, dtype=np.float32)
+        return res, res.reshape(reach.shape)
+    rows, out_single = _float_rows(out, H, "out")
+    if rows.shape != reach.shape:
+        raise ValueError(f"out has shape {out.shape}, the reach {reach.shape}")
+    if np.may_share_memory(rows, reach):
+        raise ValueError("out must not overlap the reach array")
+    return out, rows
+
+
+# --------------------------------------------------------------------------- kernels
+class ShowdownKernel:
+    """Fold and showdown values for rows of ranges, each on one of a fixed list of boards.
+
+    Args:
+        hand_cards: the hand list (``None`` = the 1326 hold'em hands), or a :class:`HandList`.
+        boards: boards (sequences of card numbers) and/or :class:`BoardTable` objects of the
+            same hand list; a single board is accepted too.
+
+    Calls take ``reach`` float32 ``(R, H)`` (or ``(H,)``), ``row_board`` int ``(R,)`` (may be
+    omitted with one board), optional ``out`` (float32, same shape, not overlapping ``reach``)
+    and optional ``scale`` (a number or float32 ``(R,)``). Rows on the same board are
+    evaluated together (several ranges per sweep), so batching rows is much faster.
+    """
+
+    def __init__(self, hand_cards: HandList | npt.ArrayLike | None, boards: Any) -> None:
+        self.hands = as_hand_list(hand_cards)
+        if isinstance(boards, BoardTable) or _is_single_board(boards):
+            boards = [boards]
+        tables = [b if isinstance(b, BoardTable) else BoardTable(b, self.hands) for b in boards]
+        if not tables:
+            raise ValueError("a ShowdownKernel needs at least one board")
+        for t in tables:
+            if t.hands is not self.hands and not np.array_equal(t.hands.cards, self.hands.cards):
+                raise ValueError(f"{t!r} was built for another hand list")
+        self.tables = tables
+        self.boards = [t.board for t in tables]
+        self.size = self.hands.size
+        self.num_boards = len(tables)
+        packed = np.stack([t.table for t in tables])
+        packed.setflags(write=False)
+        self._packed = packed
+        self._packed_ptr = ffi.from_buffer("uint32_t[]", packed)
+        valid = np.stack([t.valid for t in tables])
+        valid.setflags(write=False)
+        self.valid = valid
+        self._zeros = np.zeros(64, dtype=np.int32)
+
+    def showdown(self, reach: np.ndarray, row_board: Any = None, out: np.ndarray | None = None, scale: Any = None) -> np.ndarray:
+        """``scale[i] * showdown`` of every hand of row ``i`` against ``reach[i]`` on board ``row_board[i]``."""
+        return self._run(lib.ds_showdown_rows_packed, reach, row_board, out, scale)
+
+    def fold(self, reach: np.ndarray, row_board: Any = None, out: np.ndarray | None = None, scale: Any = None) -> np.ndarray:
+        """``scale[i] * fold mass`` of every hand of row ``i`` (compatible opponent reach)."""
+        return self._run(lib.ds_fold_rows_packed, reach, row_board, out, scale)
+
+    def _run(self, fn: Any, reach: np.ndarray, row_board: Any, out: Any, scale: Any) -> np.ndarray:
+        H = self.size
+        # the common case first, checked inline (this is called thousands of times a second)
+        if (
+            type(reach) is np.ndarray
+            and reach.dtype == _F32
+            and reach.flags.c_contiguous
+            and 1 <= reach.ndim <= 2
+            and reach.shape[-1] == H
+        ):
+            rows = reach if reach.ndim == 2 else reach.reshape(1, H)
+        else:
+            rows, _ = _float_rows(reach, H, "reach")
+        R = rows.shape[0]
+        if row_board is None and self.num_boards == 1:
+            if R > len(self._zeros):
+                self._zeros = np.zeros(max(R, 2 * len(self._zeros)), dtype=np.int32)
+            rb = self._zeros
+        elif type(row_board) is np.ndarray and row_board.dtype == np.int32 and row_board.shape == (R,) and row_board.flags.c_contiguous:
+            rb = row_board
+        else:
+            rb = _row_boards(row_board, R, self.num_boards)
+        if out is None:
+            result = np.empty(reach.shape, dtype=np.float32)
+            out_rows = result
+        elif type(out) is np.ndarray and out.dtype == _F32 and out.shape == reach.shape and out.flags.c_contiguous:
+            if np.may_share_memory(out, reach):
+                raise ValueError("out must not overlap the reach array")
+            result = out_rows = out
+        else:
+            result, out_rows = _output(out, rows, reach.ndim == 1, H)
+        rc = fn(
+            H,
+            self.num_boards,
+            self._packed_ptr,
+            R,
+            ffi.from_buffer("int32_t[]", rb),
+            ffi.from_buffer("float[]", rows),
+            ffi.NULL if scale is None else _scales(scale, R),
+            ffi.from_buffer("float[]", out_rows),
+        )
+        if rc != -1:
+            if rc >= 0:
+                raise ValueError(f"row {rc}: board index {int(rb[rc])} out of range 0..{self.num_boards - 1}")
+            raise _c_error(rc, "showdown kernel")  # pragma: no cover - tables are checked at build
+        return result
+
+
+def _next_cards(board: tuple[int, ...], deck: Sequence[int]) -> list[int]:
+    on_board = set(board)
+    return [c for c in deck if c not in on_board]
+
+
+class ChanceShowdownKernel:
+    """Showdown values averaged over the next board card, for rows on a list of boards.
+
+    For a board ``b`` (e.g. a hold'em turn) the next card ``c`` runs over ``deck`` minus ``b``;
+    each ``b + c`` is ranked once here. A call returns, for each row,
+    ``scale * sum_c showdown_{b+c}(h) / (len(deck) - len(b) - 2k)``: the expected showdown
+    value when the next card is dealt uniformly from the cards neither on the board nor in
+    either hand (a hand holding ``c`` is blocked on ``b + c`` and contributes nothing there).
+    """
+
+    def __init__(self, hand_cards: HandList | npt.ArrayLike | None, boards: Any, deck: BoardLike | None = None) -> None:
+        self.hands = as_hand_list(hand_cards)
+        if _is_single_board(boards):
+            boards = [boards]
+        self.deck = check_deck(deck)
+        k = self.hands.k
+        self.boards = [check_board(b, k + 1) for b in boards]
+        if not self.boards:
+            raise ValueError("a ChanceShowdownKernel needs at least one board")
+        deck_set = set(self.deck)
+        river_boards: list[tuple[int, ...]] = []
+        starts = [0]
+        divisors = []
+        for b in self.boards:
+            if not set(b) <= deck_set:
+                raise ValueError(f"board {cards_to_str(b)} has cards outside the deck")
+            nxt = _next_cards(b, self.deck)
+            divisor = len(self.deck) - len(b) - 2 * k
+            if divisor <= 0:
+                raise ValueError(f"board {cards_to_str(b)}: no next card is left for two {k}-card hands")
+            river_boards.extend(b + (c,) for c in nxt)
+            starts.append(len(river_boards))
+            divisors.append(divisor)
+        self.river = ShowdownKernel(self.hands, river_boards)
+        self.num_boards = len(self.boards)
+        self.size = self.hands.size
+        self._starts = np.asarray(starts, dtype=np.int32)
+        self._members = np.arange(len(river_boards), dtype=np.int32)
+        self._inv_divisor = (1.0 / np.asarray(divisors, dtype=np.float64)).astype(np.float32)
+        self._starts_ptr = ffi.from_buffer("int32_t[]", self._starts)
+        self._members_ptr = ffi.from_buffer("int32_t[]", self._members)
+
+    def showdown(self, reach: np.ndarray, row_board: Any = None, out: np.ndarray | None = None, scale: Any = None) -> np.ndarray:
+        H = self.size
+        rows, single = _float_rows(reach, H, "reach")
+        R = rows.shape[0]
+        rb = _row_boards(row_board, R, self.num_boards)
+        if R and (int(rb.min()) < 0 or int(rb.max()) >= self.num_boards):
+            row = int(np.flatnonzero((rb < 0) | (rb >= self.num_boards))[0])
+            raise ValueError(f"row {row}: board index {int(rb[row])} out of range 0..{self.num_boards - 1}")
+        result, out_rows = _output(out, rows, single, H)
+        factor = self._inv_divisor[rb]
+        if scale is not None:
+            factor = factor * (np.float32(scale) if np.ndim(scale) == 0 else np.asarray(scale, dtype=np.float32))
+            if factor.shape != (R,):
+                raise ValueError(f"scale must be a number or have shape ({R},), got {np.shape(scale)}")
+        factor = np.ascontiguousarray(factor, dtype=np.float32)
+        rc = lib.ds_showdown_avg_rows(
+            H,
+            self.river.num_boards,
+            self.river._packed_ptr,
+            self.num_boards,
+            self._starts_ptr,
+            self._members_ptr,
+            R,
+            ffi.from_buffer("int32_t[]", rb),
+            ffi.from_buffer("float[]", rows),
+            ffi.from_buffer("float[]", factor),
+            ffi.from_buffer("float[]", out_rows),
+        )
+        if rc != -1:
+            if rc >= 0:
+                raise ValueError(f"row {rc}: board index {int(rb[rc])} out of range 0..{self.num_boards - 1}")
+            raise _c_error(rc, "chance showdown kernel")  # pragma: no cover
+        return result
+
+
+# --------------------------------------------------------------------------- convenience
+_KERNELS: "OrderedDict[tuple, ShowdownKernel]" = OrderedDict()
+_KERNELS_LOCK = Lock()
+_KERNEL_CACHE_SIZE = 256
+
+
+def _kernel_for(tables_or_board: Any, hand_cards: Any) -> ShowdownKernel:
+    if isinstance(tables_or_board, ShowdownKernel):
+        return tables_or_board
+    if isinstance(tables_or_board, BoardTable):
+        return ShowdownKernel(tables_or_board.hands, [tables_or_board])
+    hands = as_hand_list(hand_cards)
+    items = [tables_or_board] if _is_single_board(tables_or_board) else list(tables_or_board)
+    if any(isinstance(b, BoardTable) for b in items):
+        return ShowdownKernel(hands, items)
+    key = (id(hands), tuple(check_board(b, hands.k) for b in items))
+    with _KERNELS_LOCK:
+        kernel = _KERNELS.get(key)
+        if kernel is not None:
+            _KERNELS.move_to_end(key)
+            return kernel
+    kernel = ShowdownKernel(hands, list(key[1]))
+    with _KERNELS_LOCK:
+        _KERNELS[key] = kernel
+        while len(_KERNELS) > _KERNEL_CACHE_SIZE:
+            _KERNELS.popitem(last=False)
+    return kernel
+
+
+def showdown_values(
+    tables_or_board: Any,
+    opp_reach: np.ndarray,
+    row_board: Any = None,
+    out: np.ndarray | None = None,
+    *,
+    scale: Any = None,
+    hand_cards: HandList | npt.ArrayLike | None = None,
+) -> np.ndarray:
+    """Showdown values (win minus lose mass) of every hand against ``opp_reach``.
+
+    ``tables_or_board`` is a board, a list of boards, a :class:`BoardTable`, a list of them,
+    or a :class:`ShowdownKernel` (the fast path; kernels for board lists are cached here).
+    """
+    return _kernel_for(tables_or_board, hand_cards).showdown(opp_reach, row_board, out, scale)
+
+
+def fold_values(
+    tables_or_board: Any,
+    opp_reach: np.ndarray,
+    row_board: Any = None,
+    out: np.ndarray | None = None,
+    *,
+    scale: Any = None,
+    hand_cards: HandList | npt.ArrayLike | None = None,
+) -> np.ndarray:
+    """Fold values (compatible opponent mass) of every hand; arguments as :func:`showdown_values`."""
+    return _kernel_for(tables_or_board, hand_cards).fold(opp_reach, row_board, out, scale)
+
+
+def showdown_chance_average(
+    board: BoardLike,
+    opp_reach: np.ndarray,
+    *,
+    hand_cards: HandList | npt.ArrayLike | None = None,
+    deck: BoardLike | None = None,
+) -> np.ndarray:
+    """Showdown value of every hand averaged over the next card (see :class:`ChanceShowdownKernel`)."""
+    return ChanceShowdownKernel(hand_cards, [board], deck).showdown(opp_reach)

@@ -1,0 +1,793 @@
+/* Terminal values of poker hands against a range, in O(H) per range: fold masses,
+ * showdown (win minus lose) masses, chance averages of showdowns, and runout equities.
+ *
+ * Definitions, for OUR hand h (k = 1 or 2 cards) on a board, against the opponent's reach
+ * vector r over the same hand list:
+ *   - h is blocked when it shares a card with the board: its outputs are 0, and a blocked
+ *     opponent hand never counts, whatever its reach.
+ *   - fold(h)     = sum of r(h') over unblocked h' sharing no card with h;
+ *   - showdown(h) = sum of r(h') * sign(strength(h) - strength(h')) over the same h'.
+ *
+ * How (no hand x hand matrix): the valid hands of a board are sorted by strength once (the
+ * "board table").  A sweep in that order keeps W, the reach mass seen so far, and cw[c], the
+ * part of it held by hands containing card c.  Before a hand h = {a, b} is added,
+ *     W - cw[a] - cw[b]
+ * is the mass seen so far that is compatible with h: the only hand holding both a and b is h
+ * itself, not yet added, so no inclusion-exclusion term is needed.  For k = 1 drop cw[b].
+ *
+ * Ties without branches: the forward sweep (ascending strength) reads win(h) + E(h), where
+ * E(h) is the compatible mass of the members of h's tie group placed before h in the table.
+ * The backward sweep visits the groups in descending strength but each group's members in
+ * the same order, so it reads lose(h) + E(h).  The difference is win(h) - lose(h) exactly.
+ * fold(h) = W - cw[a] - cw[b] + r(h) with the totals (h itself was subtracted twice).
+ *
+ * Board table (ds_table_words(H) = 2 H + 2 uint32 words; built by ds_board_rank() or
+ * ds_table_pack()), n = number of valid hands:
+ *   word 0            n
+ *   word 1            header: H | k << 16 | TABLE_MAGIC << 24
+ *   words 2 .. 2+n    forward records, ascending strength:
+ *                     hand index | first card << 16 | second card << 24 (63 when k = 1)
+ *   next n words      backward records: the forward position of the record (same fields
+ *                     otherwise), groups in descending strength, members in forward order
+ *   next H - n words  the blocked hand indices
+ * (2 H + 2 words always suffice; the words after the blocked list are unused.)
+ * The kernels taking tables trust the records (build them with the functions here); they
+ * still check each used table's header and n against H, and every row's board index.
+ *
+ * Batches: rows on the same board are swept together, LANES rows at a time, with the
+ * ranges transposed so that each record costs a few vector operations for all of them
+ * (the kernels are compiled twice, for AVX2 and baseline x86-64, and picked at load time).
+ * Accumulation is in float32, like the rest of the solver: the error of a value is of the
+ * order of 1e-7 times the opponent's total mass.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "native.h"
+
+#if defined(__GNUC__)
+#define DS_INLINE static inline __attribute__((always_inline))
+#else
+#define DS_INLINE static inline
+#endif
+
+/* Function multi-versioning: an AVX2 clone of the vector kernels, chosen at load time. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(DS_NO_CLONES)
+#define DS_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define DS_CLONES
+#endif
+
+#define N_CARDS 52
+#define CARD_SLOTS 64
+#define MAX_HANDS 1326 /* C(52, 2): distinct hands of at most two cards */
+#define MAX_EVAL_CARDS 7
+#define TABLE_HEADER 2
+#define TABLE_MAGIC 0xD5u
+#define TABLE_WORDS(H) (2 * (size_t)(H) + TABLE_HEADER)
+#define NO_CARD 63u
+#define SYMBOLS 26 /* per hole card: rank * 2 + (card is of the board's flush suit) */
+#define LANES 8
+#define LANES_MIN_ROWS 2 /* fewer rows of one board than this: one at a time */
+
+#define REC_HAND(e) ((e) & 0x7FFu)
+#define REC_A(e) (((e) >> 16) & 63u)
+#define REC_B(e) (((e) >> 24) & 63u)
+#define MAKE_REC(h, a, b) ((uint32_t)(h) | (uint32_t)(a) << 16 | (uint32_t)(b) << 24)
+
+enum {
+    DS_OK = -1,
+    DS_BAD_ARGS = -2,
+    DS_BAD_HANDS = -3,
+    DS_BAD_TABLE = -4,
+    DS_BAD_BOARD = -5,
+    DS_BAD_DECK = -6,
+    DS_NO_MEMORY = -7,
+    DS_EVAL_INIT = -8,
+};
+
+DS_INLINE uint32_t table_header(int H, int k) {
+    return (uint32_t)H | (uint32_t)k << 16 | TABLE_MAGIC << 24;
+}
+
+DS_INLINE int header_k(uint32_t header) { return (int)((header >> 16) & 0xFF); }
+
+static int max_hands(int k) { return k == 1 ? N_CARDS : MAX_HANDS; }
+
+static int sizes_ok(int H, int k) { return (k == 1 || k == 2) && H >= 1 && H <= max_hands(k); }
+
+/* Cards of every hand below 52 and distinct within the hand (memory safety of the kernels
+ * needs only the range; a repeated card or hand would silently give wrong values). */
+static int hand_cards_ok(int H, int k, const uint8_t *hand_cards) {
+    for (int h = 0; h < H; h++) {
+        const uint8_t *c = hand_cards + (size_t)h * k;
+        if (c[0] >= N_CARDS || (k == 2 && (c[1] >= N_CARDS || c[1] == c[0]))) return 0;
+    }
+    return 1;
+}
+
+int32_t ds_table_words(int H) { return H < 0 ? 0 : (int32_t)TABLE_WORDS(H); }
+
+int ds_hand_list_check(int H, int k, const uint8_t *hand_cards) {
+    if (!sizes_ok(H, k)) return DS_BAD_ARGS;
+    uint64_t seen[N_CARDS] = {0}; /* seen[a] bit b: hand {a, b} met (a <= b; k = 1: b = a) */
+    for (int h = 0; h < H; h++) {
+        const uint8_t *c = hand_cards + (size_t)h * k;
+        int a = c[0], b = k == 2 ? c[1] : c[0];
+        if (a >= N_CARDS || b >= N_CARDS || (k == 2 && a == b)) return h;
+        if (a > b) {
+            int t = a;
+            a = b;
+            b = t;
+        }
+        if (seen[a] >> b & 1) return h;
+        seen[a] |= UINT64_C(1) << b;
+    }
+    return DS_OK;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Board tables
+ * ---------------------------------------------------------------------------------- */
+
+static int board_mask(const uint8_t *board, int n_board, uint64_t *mask) {
+    uint64_t m = 0;
+    for (int i = 0; i < n_board; i++) {
+        if (board[i] >= N_CARDS || (m >> board[i] & 1)) return 0;
+        m |= UINT64_C(1) << board[i];
+    }
+    *mask = m;
+    return 1;
+}
+
+/* Table from strengths and a checked order (n_blocked blocked hands first, then the valid
+ * ones by ascending strength).  Layout at the top of the file. */
+static void fill_table(int H, int k, const uint8_t *hand_cards, const int32_t *strength,
+                       const int32_t *order, int n_blocked, uint32_t *table) {
+    const int n = H - n_blocked;
+    uint32_t *fwd = table + TABLE_HEADER, *bwd = fwd + n, *blk = bwd + n;
+    table[0] = (uint32_t)n;
+    table[1] = table_header(H, k);
+    for (int i = 0; i < n; i++) {
+        const int h = order[n_blocked + i];
+        const uint8_t *c = hand_cards + (size_t)h * k;
+        fwd[i] = MAKE_REC(h, c[0], k == 2 ? c[1] : NO_CARD);
+    }
+    int i = 0, out = n;
+    while (i < n) {
+        const int32_t s = strength[REC_HAND(fwd[i])];
+        int j = i + 1;
+        while (j < n && strength[REC_HAND(fwd[j])] == s) j++;
+        out -= j - i;
+        for (int m = i; m < j; m++) bwd[out + m - i] = (fwd[m] & ~0x7FFu) | (uint32_t)m;
+        i = j;
+    }
+    for (i = 0; i < n_blocked; i++) blk[i] = (uint32_t)order[i];
+}
+
+/* Strength of every hand on the board and the hands sorted by strength (blocked first).
+ *
+ * The value of h + board depends on h's cards only through their ranks and, when some suit
+ * could make a flush (5 - k or more of the board's cards), through which of them have that
+ * suit (with k <= 2 at most one suit can).  So each distinct pair of hole-card symbols
+ * (rank, in-flush-suit) is evaluated once (91 evaluations on a rainbow river instead of
+ * 1326), and the hands are bucketed by the dense rank of their value (a counting sort). */
+static int rank_board(int H, int k, const uint8_t *hand_cards, const uint8_t *board, int n_board,
+                      int32_t *strength, int32_t *order, uint32_t *table) {
+    uint64_t bmask;
+    if (!board_mask(board, n_board, &bmask)) return DS_BAD_BOARD;
+    if (ds_eval_init() != 0) return DS_EVAL_INIT;
+    const int total = n_board + k;
+    int live = -1;
+    if (total >= 5) {
+        int count[4] = {0};
+        for (int i = 0; i < n_board; i++) count[board[i] & 3]++;
+        for (int s = 0; s < 4; s++)
+            if (count[s] >= 5 - k) live = s;
+    }
+    /* memo[slot]: value of the symbol pair, UNKNOWN until evaluated; the extra slot
+     * N_SLOTS stands for the blocked hands (value -1) */
+    enum { N_SLOTS = SYMBOLS * SYMBOLS, UNKNOWN = -2 };
+    int32_t memo[N_SLOTS + 1];
+    uint16_t used[N_SLOTS], bucket_of[N_SLOTS + 1];
+    uint16_t slot_of[MAX_HANDS];
+    int n_used = 0;
+    for (int i = 0; i < N_SLOTS; i++) memo[i] = UNKNOWN;
+    memo[N_SLOTS] = -1;
+    uint8_t cards[MAX_EVAL_CARDS];
+    memcpy(cards + k, board, (size_t)n_board);
+
+    for (int h = 0; h < H; h++) {
+        const uint8_t *c = hand_cards + (size_t)h * k;
+        const unsigned a = c[0], b = k == 2 ? c[1] : c[0];
+        unsigned slot = (a >> 2) * 2 + ((int)(a & 3) == live);
+        if (k == 2) slot = slot * SYMBOLS + (b >> 2) * 2 + ((int)(b & 3) == live);
+        slot = ((bmask >> a | bmask >> b) & 1) ? N_SLOTS : slot;
+        if (memo[slot] == UNKNOWN) {
+            cards[0] = (uint8_t)a;
+            if (k == 2) cards[1] = (uint8_t)b;
+            memo[slot] = ds_eval_cards(cards, total);
+            used[n_used++] = (uint16_t)slot;
+        }
+        strength[h] = memo[slot];
+        slot_of[h] = (uint16_t)slot;
+    }
+
+    /* used slots by value (LSD radix sort, two byte passes over the 16-bit values), then
+     * one bucket per distinct value; bucket 0 holds the blocked hands */
+    uint32_t keys[N_SLOTS], tmp[N_SLOTS];
+    for (int i = 0; i < n_used; i++) keys[i] = (uint32_t)memo[used[i]] << 10 | used[i];
+    for (int shift = 10; shift < 26; shift += 8) {
+        int cnt[257] = {0};
+        for (int i = 0; i < n_used; i++) cnt[((keys[i] >> shift) & 0xFF) + 1]++;
+        for (int v = 0; v < 256; v++) cnt[v + 1] += cnt[v];
+        for (int i = 0; i < n_used; i++) tmp[cnt[(keys[i] >> shift) & 0xFF]++] = keys[i];
+        memcpy(keys, tmp, (size_t)n_used * sizeof *keys);
+    }
+    int n_buckets = 1;
+    bucket_of[N_SLOTS] = 0;
+    for (int i = 0; i < n_used; i++) {
+        if (i == 0 || keys[i] >> 10 != keys[i - 1] >> 10) n_buckets++;
+        bucket_of[keys[i] & 0x3FF] = (uint16_t)(n_buckets - 1);
+    }
+    /* Counting sort of the hands by bucket.  Hands are split into four interleaved streams
+     * (h mod 4) with their own counters, so that a run of hands in one bucket does not chain
+     * increments of one counter; within a bucket the hands come stream by stream, each
+     * stream by ascending index. */
+    uint16_t bucket[MAX_HANDS];
+    int32_t pos[4][N_SLOTS + 1];
+    for (int u = 0; u < 4; u++) memset(pos[u], 0, (size_t)n_buckets * sizeof(int32_t));
+    for (int h = 0; h < H; h++) {
+        const uint16_t bk = bucket_of[slot_of[h]];
+        bucket[h] = bk;
+        pos[h & 3][bk]++;
+    }
+    const int n_blocked = pos[0][0] + pos[1][0] + pos[2][0] + pos[3][0];
+    for (int bk = 0, p = 0; bk < n_buckets; bk++)
+        for (int u = 0; u < 4; u++) {
+            const int c = pos[u][bk];
+            pos[u][bk] = p;
+            p += c;
+        }
+    for (int h = 0; h < H; h++) order[pos[h & 3][bucket[h]]++] = h;
+    if (table) fill_table(H, k, hand_cards, strength, order, n_blocked, table);
+    return H - n_blocked;
+}
+
+int ds_board_rank(int H, int k, const uint8_t *hand_cards, const uint8_t *board, int n_board,
+                  int32_t *strength, int32_t *order, uint32_t *table) {
+    if (!sizes_ok(H, k) || n_board < 0 || n_board + k > MAX_EVAL_CARDS) return DS_BAD_ARGS;
+    if (!hand_cards_ok(H, k, hand_cards)) return DS_BAD_HANDS;
+    int32_t s_buf[MAX_HANDS], o_buf[MAX_HANDS];
+    return rank_board(H, k, hand_cards, board, n_board, strength ? strength : s_buf,
+                      order ? order : o_buf, table);
+}
+
+/* Check (strength, order) as documented for ds_showdown_rows and build the table. */
+static int pack_table(int H, int k, const uint8_t *hand_cards, const int32_t *strength,
+                      const int32_t *order, uint32_t *table) {
+    uint64_t seen[(MAX_HANDS + 63) / 64] = {0};
+    int n_blocked = 0;
+    for (int i = 0; i < H; i++) {
+        const int32_t h = order[i];
+        if (h < 0 || h >= H || (seen[h >> 6] >> (h & 63) & 1)) return DS_BAD_TABLE;
+        seen[h >> 6] |= UINT64_C(1) << (h & 63);
+        const int32_t s = strength[h];
+        if (s < 0) {
+            if (i != n_blocked) return DS_BAD_TABLE; /* blocked hands must come first */
+            n_blocked++;
+        } else if (i > n_blocked && strength[order[i - 1]] > s) {
+            return DS_BAD_TABLE; /* not ascending */
+        }
+    }
+    fill_table(H, k, hand_cards, strength, order, n_blocked, table);
+    return H - n_blocked;
+}
+
+int ds_table_pack(int H, int k, const uint8_t *hand_cards, const int32_t *strength,
+                  const int32_t *order, uint32_t *table) {
+    if (!sizes_ok(H, k)) return DS_BAD_ARGS;
+    if (!hand_cards_ok(H, k, hand_cards)) return DS_BAD_HANDS;
+    return pack_table(H, k, hand_cards, strength, order, table);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Sweeps of one range over one board table (K and ACC are constants at each call site)
+ * ---------------------------------------------------------------------------------- */
+
+/* ACC = 0: out[h] = scale * showdown(h), 0 for blocked hands.
+ * ACC = 1: out[h] += showdown(h) for valid hands, blocked ones untouched (no scale). */
+DS_INLINE void sweep_showdown(const uint32_t *table, const int K, const int ACC,
+                              const float *restrict r, float *restrict out, float scale) {
+    const int n = (int)table[0];
+    const int H = (int)(table[1] & 0xFFFF);
+    const uint32_t *fwd = table + TABLE_HEADER, *bwd = fwd + n, *blk = bwd + n;
+    float cw[CARD_SLOTS] = {0};
+    float W = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = fwd[i], h = REC_HAND(e), a = REC_A(e), b = REC_B(e);
+        const float x = r[h], ca = cw[a];
+        float v = W - ca;
+        cw[a] = ca + x;
+        if (K == 2) {
+            const float cb = cw[b];
+            v -= cb;
+            cw[b] = cb + x;
+        }
+        if (ACC) out[h] += v;
+        else out[h] = v;
+        W += x;
+    }
+    memset(cw, 0, sizeof cw);
+    W = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = bwd[i], h = REC_HAND(fwd[REC_HAND(e)]), a = REC_A(e), b = REC_B(e);
+        const float x = r[h], ca = cw[a];
+        float v = W - ca;
+        cw[a] = ca + x;
+        if (K == 2) {
+            const float cb = cw[b];
+            v -= cb;
+            cw[b] = cb + x;
+        }
+        if (ACC) out[h] -= v;
+        else out[h] = scale * (out[h] - v);
+        W += x;
+    }
+    if (!ACC)
+        for (int i = 0; i < H - n; i++) out[REC_HAND(blk[i])] = 0.0f;
+}
+
+/* Totals W and cw[] over the valid hands, with four interleaved accumulators so that the
+ * per-card additions do not form one long dependency chain. */
+DS_INLINE float table_totals(const uint32_t *table, const int K, const float *restrict r,
+                             float *restrict cw) {
+    const int n = (int)table[0];
+    const uint32_t *rec = table + TABLE_HEADER;
+    float acc[4][CARD_SLOTS];
+    float W[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    memset(acc, 0, sizeof acc);
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int u = 0; u < 4; u++) {
+            const uint32_t e = rec[i + u];
+            const float x = r[REC_HAND(e)];
+            W[u] += x;
+            acc[u][REC_A(e)] += x;
+            if (K == 2) acc[u][REC_B(e)] += x;
+        }
+    }
+    for (; i < n; i++) {
+        const uint32_t e = rec[i];
+        const float x = r[REC_HAND(e)];
+        W[0] += x;
+        acc[0][REC_A(e)] += x;
+        if (K == 2) acc[0][REC_B(e)] += x;
+    }
+    for (int c = 0; c < CARD_SLOTS; c++) cw[c] = (acc[0][c] + acc[1][c]) + (acc[2][c] + acc[3][c]);
+    return (W[0] + W[1]) + (W[2] + W[3]);
+}
+
+DS_INLINE void sweep_fold(const uint32_t *table, const int K, const float *restrict r,
+                          float *restrict out, float scale) {
+    const int n = (int)table[0];
+    const int H = (int)(table[1] & 0xFFFF);
+    const uint32_t *rec = table + TABLE_HEADER, *blk = rec + 2 * n;
+    float cw[CARD_SLOTS];
+    const float W = table_totals(table, K, r, cw);
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = rec[i], h = REC_HAND(e);
+        float v = W - cw[REC_A(e)];
+        if (K == 2) v += r[h] - cw[REC_B(e)];
+        out[h] = scale * v;
+    }
+    for (int i = 0; i < H - n; i++) out[REC_HAND(blk[i])] = 0.0f;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The same sweeps for up to LANES ranges on one board at once
+ * ---------------------------------------------------------------------------------- */
+
+typedef float vlanes __attribute__((vector_size(LANES * sizeof(float))));
+
+/* Lanes beyond n_rows repeat row 0 (their results are dropped). */
+typedef struct {
+    int n_rows;
+    const float *reach[LANES];
+    float *out[LANES];
+    float scale[LANES];
+} LaneRows;
+
+DS_INLINE void lanes_gather(const uint32_t *fwd, int n, const LaneRows *rows, vlanes *restrict xs) {
+    const float *const *rr = rows->reach;
+    for (int i = 0; i < n; i++) {
+        const uint32_t h = REC_HAND(fwd[i]);
+        vlanes x;
+        for (int l = 0; l < LANES; l++) x[l] = rr[l][h];
+        xs[i] = x;
+    }
+}
+
+/* out rows [h] = scale * os[i] for the valid hands, 0 for the blocked ones */
+DS_INLINE void lanes_scatter(const uint32_t *table, const LaneRows *rows, const vlanes *restrict os) {
+    const int n = (int)table[0];
+    const int H = (int)(table[1] & 0xFFFF);
+    const uint32_t *fwd = table + TABLE_HEADER, *blk = fwd + 2 * n;
+    vlanes s;
+    for (int l = 0; l < LANES; l++) s[l] = rows->scale[l];
+    const int L = rows->n_rows;
+    float *const *ro = rows->out;
+    if (L == LANES) {
+        for (int i = 0; i < n; i++) {
+            const uint32_t h = REC_HAND(fwd[i]);
+            const vlanes o = os[i] * s;
+            for (int l = 0; l < LANES; l++) ro[l][h] = o[l];
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            const uint32_t h = REC_HAND(fwd[i]);
+            const vlanes o = os[i] * s;
+            for (int l = 0; l < L; l++) ro[l][h] = o[l];
+        }
+    }
+    for (int l = 0; l < L; l++)
+        for (int i = 0; i < H - n; i++) ro[l][REC_HAND(blk[i])] = 0.0f;
+}
+
+/* xs, os: scratch of n vectors each (aligned to a vector). */
+DS_CLONES static void lanes_showdown(const uint32_t *table, const LaneRows *rows, vlanes *restrict xs,
+                                     vlanes *restrict os) {
+    const int n = (int)table[0];
+    const int K = header_k(table[1]);
+    const uint32_t *fwd = table + TABLE_HEADER, *bwd = fwd + n;
+    lanes_gather(fwd, n, rows, xs);
+    vlanes cw[CARD_SLOTS], W = {0};
+    memset(cw, 0, sizeof cw);
+    if (K == 2) {
+        for (int i = 0; i < n; i++) {
+            const uint32_t e = fwd[i], a = REC_A(e), b = REC_B(e);
+            const vlanes x = xs[i], ca = cw[a], cb = cw[b];
+            os[i] = W - ca - cb;
+            cw[a] = ca + x;
+            cw[b] = cb + x;
+            W += x;
+        }
+        memset(cw, 0, sizeof cw);
+        W = (vlanes){0};
+        for (int i = 0; i < n; i++) {
+            const uint32_t e = bwd[i], p = REC_HAND(e), a = REC_A(e), b = REC_B(e);
+            const vlanes x = xs[p], ca = cw[a], cb = cw[b];
+            os[p] -= W - ca - cb;
+            cw[a] = ca + x;
+            cw[b] = cb + x;
+            W += x;
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            const uint32_t a = REC_A(fwd[i]);
+            const vlanes x = xs[i], ca = cw[a];
+            os[i] = W - ca;
+            cw[a] = ca + x;
+            W += x;
+        }
+        memset(cw, 0, sizeof cw);
+        W = (vlanes){0};
+        for (int i = 0; i < n; i++) {
+            const uint32_t e = bwd[i], p = REC_HAND(e), a = REC_A(e);
+            const vlanes x = xs[p], ca = cw[a];
+            os[p] -= W - ca;
+            cw[a] = ca + x;
+            W += x;
+        }
+    }
+    lanes_scatter(table, rows, os);
+}
+
+DS_CLONES static void lanes_fold(const uint32_t *table, const LaneRows *rows, vlanes *restrict xs,
+                                 vlanes *restrict os) {
+    const int n = (int)table[0];
+    const int K = header_k(table[1]);
+    const uint32_t *fwd = table + TABLE_HEADER;
+    lanes_gather(fwd, n, rows, xs);
+    vlanes cw[2][CARD_SLOTS], W[2] = {{0}, {0}}; /* two interleaved accumulators */
+    memset(cw, 0, sizeof cw);
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = fwd[i], u = (uint32_t)i & 1;
+        const vlanes x = xs[i];
+        W[u] += x;
+        cw[u][REC_A(e)] += x;
+        if (K == 2) cw[u][REC_B(e)] += x;
+    }
+    const vlanes T = W[0] + W[1];
+    for (int c = 0; c < CARD_SLOTS; c++) cw[0][c] += cw[1][c];
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = fwd[i];
+        vlanes v = T - cw[0][REC_A(e)];
+        if (K == 2) v += xs[i] - cw[0][REC_B(e)];
+        os[i] = v;
+    }
+    lanes_scatter(table, rows, os);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Row kernels
+ * ---------------------------------------------------------------------------------- */
+
+/* Board indices of the rows, then header and size of each table they use.
+ * Returns DS_OK, the first bad row, or DS_BAD_TABLE. */
+static int64_t check_rows(int H, int B, const uint32_t *tables, int64_t R, const int32_t *row_board) {
+    for (int64_t i = 0; i < R; i++) {
+        const int32_t b = row_board[i];
+        if (b < 0 || b >= B) return i;
+    }
+    for (int64_t i = 0; i < R; i++) {
+        const uint32_t *t = tables + (size_t)row_board[i] * TABLE_WORDS(H);
+        const int k = header_k(t[1]);
+        if ((k != 1 && k != 2) || t[1] != table_header(H, k) || t[0] > (uint32_t)H) return DS_BAD_TABLE;
+    }
+    return DS_OK;
+}
+
+static void showdown_one(const uint32_t *t, const float *r, float *o, float s) {
+    if (header_k(t[1]) == 2) sweep_showdown(t, 2, 0, r, o, s);
+    else sweep_showdown(t, 1, 0, r, o, s);
+}
+
+static void fold_one(const uint32_t *t, const float *r, float *o, float s) {
+    if (header_k(t[1]) == 2) sweep_fold(t, 2, r, o, s);
+    else sweep_fold(t, 1, r, o, s);
+}
+
+typedef void (*one_fn)(const uint32_t *, const float *, float *, float);
+typedef void (*lanes_fn)(const uint32_t *, const LaneRows *, vlanes *, vlanes *);
+
+/* Rows grouped by board (a counting sort of the row indices); each board's rows go through
+ * the lane kernel LANES at a time, a lone row through the scalar one. */
+static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const int32_t *row_board,
+                        const float *reach, const float *scale, float *out, one_fn one, lanes_fn lanes) {
+    if (H < 1 || H > MAX_HANDS || B < 0 || R < 0) return DS_BAD_ARGS;
+    const int64_t bad = check_rows(H, B, tables, R, row_board);
+    if (bad != DS_OK) return bad;
+    const size_t stride = TABLE_WORDS(H);
+    int64_t *first = R > 1 ? calloc((size_t)B + 1, sizeof *first) : NULL;
+    int64_t *perm = R > 1 ? malloc((size_t)R * sizeof *perm) : NULL;
+    vlanes *scratch = R > 1 ? aligned_alloc(sizeof(vlanes), 2 * (size_t)H * sizeof *scratch) : NULL;
+    if (!first || !perm || !scratch) { /* a single row, or no memory: one at a time */
+        free(first);
+        free(perm);
+        free(scratch);
+        for (int64_t i = 0; i < R; i++)
+            one(tables + (size_t)row_board[i] * stride, reach + (size_t)i * H, out + (size_t)i * H,
+                scale ? scale[i] : 1.0f);
+        return DS_OK;
+    }
+    for (int64_t i = 0; i < R; i++) first[row_board[i] + 1]++;
+    for (int b = 0; b < B; b++) first[b + 1] += first[b];
+    for (int64_t i = 0; i < R; i++) perm[first[row_board[i]]++] = i;
+    /* first[b] is now the end of board b's rows */
+    int64_t begin = 0;
+    for (int b = 0; b < B; begin = first[b], b++) {
+        const uint32_t *t = tables + (size_t)b * stride;
+        for (int64_t j = begin; j < first[b];) {
+            const int64_t count = first[b] - j;
+            if (count < LANES_MIN_ROWS) {
+                const int64_t i = perm[j++];
+                one(t, reach + (size_t)i * H, out + (size_t)i * H, scale ? scale[i] : 1.0f);
+                continue;
+            }
+            LaneRows lr;
+            lr.n_rows = count < LANES ? (int)count : LANES;
+            for (int l = 0; l < LANES; l++) {
+                const int64_t i = perm[j + (l < lr.n_rows ? l : 0)];
+                lr.reach[l] = reach + (size_t)i * H;
+                lr.out[l] = out + (size_t)i * H;
+                lr.scale[l] = scale ? scale[i] : 1.0f;
+            }
+            lanes(t, &lr, scratch, scratch + H);
+            j += lr.n_rows;
+        }
+    }
+    free(first);
+    free(perm);
+    free(scratch);
+    return DS_OK;
+}
+
+int64_t ds_showdown_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
+                                const int32_t *row_board, const float *reach, const float *scale,
+                                float *out) {
+    return run_rows(H, B, tables, R, row_board, reach, scale, out, showdown_one, lanes_showdown);
+}
+
+int64_t ds_fold_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
+                            const int32_t *row_board, const float *reach, const float *scale,
+                            float *out) {
+    return run_rows(H, B, tables, R, row_board, reach, scale, out, fold_one, lanes_fold);
+}
+
+int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,
+                             const int32_t *group_boards, int64_t R, const int32_t *row_group,
+                             const float *reach, const float *scale, float *out) {
+    if (H < 1 || H > MAX_HANDS || B < 0 || G < 0 || R < 0 || group_start[0] != 0) return DS_BAD_ARGS;
+    for (int g = 0; g < G; g++)
+        if (group_start[g + 1] < group_start[g]) return DS_BAD_ARGS;
+    const int64_t bad_member = check_rows(H, B, tables, group_start[G], group_boards);
+    if (bad_member != DS_OK) return bad_member >= 0 ? DS_BAD_ARGS : bad_member;
+    for (int64_t i = 0; i < R; i++)
+        if (row_group[i] < 0 || row_group[i] >= G) return i;
+    const size_t stride = TABLE_WORDS(H);
+    for (int64_t i = 0; i < R; i++) {
+        const float *r = reach + (size_t)i * H;
+        float *o = out + (size_t)i * H;
+        memset(o, 0, (size_t)H * sizeof *o);
+        const int g = row_group[i];
+        for (int32_t m = group_start[g]; m < group_start[g + 1]; m++) {
+            const uint32_t *t = tables + (size_t)group_boards[m] * stride;
+            if (header_k(t[1]) == 2) sweep_showdown(t, 2, 1, r, o, 1.0f);
+            else sweep_showdown(t, 1, 1, r, o, 1.0f);
+        }
+        if (scale) {
+            const float s = scale[i];
+            for (int h = 0; h < H; h++) o[h] *= s;
+        }
+    }
+    return DS_OK;
+}
+
+/* Generic entry points on (strength, order) or valid masks: check everything, pack the
+ * boards the rows use, then run the table kernels. */
+int64_t ds_showdown_rows(int H, int k, const uint8_t *hand_cards, int B, const int32_t *strength,
+                         const int32_t *order, int64_t R, const int32_t *row_board,
+                         const float *reach, const float *scale, float *out) {
+    if (!sizes_ok(H, k) || B < 0 || R < 0) return DS_BAD_ARGS;
+    if (!hand_cards_ok(H, k, hand_cards)) return DS_BAD_HANDS;
+    for (int64_t i = 0; i < R; i++)
+        if (row_board[i] < 0 || row_board[i] >= B) return i;
+    int32_t *slot = malloc((size_t)(B > 0 ? B : 1) * sizeof *slot);
+    int32_t *packed_board = malloc((size_t)(R > 0 ? R : 1) * sizeof *packed_board);
+    if (!slot || !packed_board) {
+        free(slot);
+        free(packed_board);
+        return DS_NO_MEMORY;
+    }
+    for (int b = 0; b < B; b++) slot[b] = -1;
+    int n_used = 0;
+    for (int64_t i = 0; i < R; i++) {
+        if (slot[row_board[i]] < 0) slot[row_board[i]] = n_used++;
+        packed_board[i] = slot[row_board[i]];
+    }
+    const size_t stride = TABLE_WORDS(H);
+    uint32_t *tables = malloc((size_t)(n_used > 0 ? n_used : 1) * stride * sizeof *tables);
+    int64_t rc = tables ? DS_OK : DS_NO_MEMORY;
+    for (int b = 0; b < B && rc == DS_OK; b++) {
+        if (slot[b] < 0) continue;
+        const size_t off = (size_t)b * H;
+        if (pack_table(H, k, hand_cards, strength + off, order + off, tables + (size_t)slot[b] * stride) < 0)
+            rc = DS_BAD_TABLE;
+    }
+    if (rc == DS_OK) rc = ds_showdown_rows_packed(H, n_used, tables, R, packed_board, reach, scale, out);
+    free(tables);
+    free(slot);
+    free(packed_board);
+    return rc;
+}
+
+int64_t ds_fold_rows(int H, int k, const uint8_t *hand_cards, int B, const uint8_t *valid, int64_t R,
+                     const int32_t *row_board, const float *reach, const float *scale, float *out) {
+    if (!sizes_ok(H, k) || B < 0 || R < 0) return DS_BAD_ARGS;
+    if (!hand_cards_ok(H, k, hand_cards)) return DS_BAD_HANDS;
+    for (int64_t i = 0; i < R; i++)
+        if (row_board[i] < 0 || row_board[i] >= B) return i;
+    for (int64_t i = 0; i < R; i++) {
+        const uint8_t *v = valid + (size_t)row_board[i] * H;
+        const float *r = reach + (size_t)i * H;
+        float *o = out + (size_t)i * H;
+        const float s = scale ? scale[i] : 1.0f;
+        float acc[4][CARD_SLOTS];
+        float W4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        memset(acc, 0, sizeof acc);
+        for (int h = 0; h < H; h++) {
+            const float x = v[h] ? r[h] : 0.0f;
+            const uint8_t *c = hand_cards + (size_t)h * k;
+            W4[h & 3] += x;
+            acc[h & 3][c[0]] += x;
+            if (k == 2) acc[h & 3][c[1]] += x;
+        }
+        float cw[CARD_SLOTS];
+        for (int c = 0; c < CARD_SLOTS; c++) cw[c] = (acc[0][c] + acc[1][c]) + (acc[2][c] + acc[3][c]);
+        const float W = (W4[0] + W4[1]) + (W4[2] + W4[3]);
+        for (int h = 0; h < H; h++) {
+            const uint8_t *c = hand_cards + (size_t)h * k;
+            float f = W - cw[c[0]];
+            if (k == 2) f += r[h] - cw[c[1]];
+            o[h] = v[h] ? s * f : 0.0f;
+        }
+    }
+    return DS_OK;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Runout equities
+ * ---------------------------------------------------------------------------------- */
+
+/* For the valid hands of one final board: num[t][h] += showdown + compat (= 2 win + tie),
+ * den[t][h] += compat, for each of the n_targets accumulator rows. */
+DS_INLINE void accumulate_equity(const uint32_t *table, const int K, const float *restrict r,
+                                 float *restrict sd, int n_targets, double *const *num,
+                                 double *const *den) {
+    sweep_showdown(table, K, 0, r, sd, 1.0f);
+    const int n = (int)table[0];
+    const uint32_t *rec = table + TABLE_HEADER;
+    float cw[CARD_SLOTS];
+    const float W = table_totals(table, K, r, cw);
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = rec[i], h = REC_HAND(e);
+        float compat = W - cw[REC_A(e)];
+        if (K == 2) compat += r[h] - cw[REC_B(e)];
+        const double c = compat, s = (double)sd[h] + compat;
+        for (int t = 0; t < n_targets; t++) {
+            num[t][h] += s;
+            den[t][h] += c;
+        }
+    }
+}
+
+int ds_runout_equity(int H, int k, const uint8_t *hand_cards, const uint8_t *board, int n_board,
+                     const uint8_t *deck, int n_deck, int n_draw, int per_card, const float *reach,
+                     double *num, double *den) {
+    if (!sizes_ok(H, k) || n_board < 0 || n_draw < 0 || n_deck < 0 || n_deck > N_CARDS ||
+        n_board + n_draw + k > MAX_EVAL_CARDS || (per_card && n_draw < 1))
+        return DS_BAD_ARGS;
+    if (!hand_cards_ok(H, k, hand_cards)) return DS_BAD_HANDS;
+    uint64_t bmask, dmask;
+    if (!board_mask(board, n_board, &bmask)) return DS_BAD_BOARD;
+    if (!board_mask(deck, n_deck, &dmask)) return DS_BAD_DECK;
+    uint8_t rem[N_CARDS];
+    int n_rem = 0;
+    for (int i = 0; i < n_deck; i++)
+        if (!(bmask >> deck[i] & 1)) rem[n_rem++] = deck[i];
+    if (n_draw > n_rem) return DS_BAD_ARGS;
+    const size_t rows = per_card ? (size_t)n_rem : 1;
+    memset(num, 0, rows * H * sizeof *num);
+    memset(den, 0, rows * H * sizeof *den);
+
+    uint32_t *table = malloc(TABLE_WORDS(H) * sizeof *table);
+    float *sd = malloc((size_t)H * sizeof *sd);
+    int32_t *strength = malloc((size_t)H * sizeof *strength);
+    int32_t *order = malloc((size_t)H * sizeof *order);
+    int rc = 0;
+    if (!table || !sd || !strength || !order) rc = DS_NO_MEMORY;
+    uint8_t full[MAX_EVAL_CARDS];
+    memcpy(full, board, (size_t)n_board);
+    int idx[MAX_EVAL_CARDS]; /* the current combination: n_draw increasing positions in rem */
+    for (int i = 0; i < n_draw; i++) idx[i] = i;
+    while (rc == 0) {
+        for (int i = 0; i < n_draw; i++) full[n_board + i] = rem[idx[i]];
+        const int nv = rank_board(H, k, hand_cards, full, n_board + n_draw, strength, order, table);
+        if (nv < 0) {
+            rc = nv;
+            break;
+        }
+        double *nums[MAX_EVAL_CARDS], *dens[MAX_EVAL_CARDS];
+        const int n_targets = per_card ? n_draw : 1;
+        for (int t = 0; t < n_targets; t++) {
+            const size_t row = per_card ? (size_t)idx[t] : 0;
+            nums[t] = num + row * H;
+            dens[t] = den + row * H;
+        }
+        if (k == 2) accumulate_equity(table, 2, reach, sd, n_targets, nums, dens);
+        else accumulate_equity(table, 1, reach, sd, n_targets, nums, dens);
+        int i = n_draw - 1; /* next combination */
+        while (i >= 0 && idx[i] == n_rem - n_draw + i) i--;
+        if (i < 0) break;
+        idx[i]++;
+        for (int j = i + 1; j < n_draw; j++) idx[j] = idx[j - 1] + 1;
+    }
+    free(table);
+    free(sd);
+    free(strength);
+    free(order);
+    return rc;
+}
