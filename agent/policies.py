@@ -126,3 +126,46 @@ class ResolverProvider(StrategyProvider):
 
     def observe(self, state: HandState) -> None:
         self.resolver.observe(state)
+
+
+class ProviderFactory:
+    """A picklable recipe for a strategy provider (LBR runs it in worker processes)."""
+
+    def __init__(self, game_name: str, bot: str, config_path: str | None = None, iterations: int | None = None) -> None:
+        self.game_name = game_name
+        self.bot = bot
+        self.config_path = config_path
+        self.iterations = iterations
+
+    def __call__(self) -> StrategyProvider:
+        from dataclasses import replace
+
+        from agent.config import load_config
+        from protocol.gamedef import load_game
+
+        game = load_game(self.game_name)
+        space = HandSpace(game)
+        if self.bot == "call":
+            return CallProvider(space)
+        if self.bot == "random":
+            return RandomProvider(space)
+        if self.bot == "equilibrium":
+            from agent.resolve import SolverConfig, solve_ranges
+            from agent.tree import FCPA
+
+            if game.deck_size > 6:
+                raise ValueError("an exact equilibrium is only available for Leduc games")
+            sol = solve_ranges(HandState.initial(game), [space.uniform(), space.uniform()], FCPA,
+                               SolverConfig(iterations=self.iterations or 2000, device="cpu", dtype="float64"))
+            return SolutionProvider(sol)
+        if self.bot == "deepstack":
+            from agent.bot import leduc_settings
+
+            config = load_config(self.config_path)
+            if game.deck_size == 6:
+                cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
+                if self.iterations:
+                    cfg = replace(cfg, iterations=self.iterations)
+                return ResolverProvider(ContinualResolver(space, leduc_settings(game, space, cfg, "cpu")))
+            raise ValueError(f"no DeepStack settings for {self.game_name}")
+        raise ValueError(f"unknown bot {self.bot!r} for LBR: call, random, equilibrium (Leduc) or deepstack")
