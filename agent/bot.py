@@ -40,8 +40,8 @@ def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: st
     config = SolverConfig(algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64")
     if cfg.value_net is None:
         return ResolveSettings(sizing=(FCPA,), config=config)
-    net, _ = load_value_net(cfg.value_net, device=pick_device(device))
-    leaf = HandNetLeafValues(net, space)
+    net, entry = load_value_net(cfg.value_net, device=pick_device(device))
+    leaf = HandNetLeafValues(net, space, canonical=bool(entry.get("canonical_suits", False)))
     return ResolveSettings(sizing=(FCPA,), config=config, last_round=(0, None), leaf_values=leaf, chance_values=leaf.chance_values)
 
 

@@ -166,6 +166,7 @@ class Solver:
         self.num_valid = self.valid.sum(dim=1, keepdim=True)
         self.root_reach = torch.zeros(2, H, **opts)
         self._showdown = la.terminal.showdown(la.showdown_boards) if len(la.showdown_rows) else None
+        self._fold = la.terminal.fold_group(la.fold_boards) if len(la.fold_rows) else None
         self._has_leaves = len(la.leaves.rows) > 0
         self.iterations_done = 0
         for p in range(2):
@@ -196,8 +197,8 @@ class Solver:
         values = self.values[player]
         opp = self.reach[1 - player]
         values.zero_()
-        if len(la.fold_rows):
-            mass = la.terminal.fold_mass(opp.index_select(0, la.fold_rows), la.fold_boards)
+        if self._fold is not None:
+            mass = self._fold(opp.index_select(0, la.fold_rows))
             values[la.fold_rows] = mass.mul_(la.fold_payoff[:, player : player + 1])
         if self._showdown is not None:
             wl = self._showdown(opp.index_select(0, la.showdown_rows))

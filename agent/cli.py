@@ -204,7 +204,10 @@ def _run_train(args: argparse.Namespace) -> int:
         hidden=args.hidden, layers=args.layers, seed=args.seed,
     )
     try:
-        stats = train(Path(args.data), Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name)
+        stats = train(
+            Path(args.data), Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
+            canonical_space=space,
+        )
     except (FileNotFoundError, ValueError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)
         return 2

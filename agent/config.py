@@ -9,6 +9,7 @@ message instead of being silently ignored.
 from __future__ import annotations
 
 import dataclasses
+import os
 import types
 import typing
 from dataclasses import dataclass, field
@@ -143,7 +144,9 @@ def config_from_dict(data: dict[str, Any], source: str = "<config>") -> Config:
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Read and validate ``config.yaml`` (the shipped one when ``path`` is None)."""
+    """Read and validate ``config.yaml``: ``path``, else ``$DEEPSTACK_CONFIG``, else the shipped one."""
+    if path is None and os.environ.get("DEEPSTACK_CONFIG"):
+        path = os.environ["DEEPSTACK_CONFIG"]
     path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
     if not path.is_file():
         if path == DEFAULT_CONFIG_PATH:

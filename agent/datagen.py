@@ -85,6 +85,26 @@ def board_features(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
     return feats
 
 
+def canonical_permutation(space: HandSpace, board: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``(hand_perm, deck_perm)`` renaming suits so that the board is canonical.
+
+    The suits of the deck are renamed in order of first appearance on the board (board
+    cards taken by ascending rank, then suit), unused suits keep their order. Index arrays:
+    ``canonical[i] = original[perm[i]]`` for hands and deck positions."""
+    suits = sorted({c & 3 for c in space.deck})
+    order: list[int] = []
+    for c in sorted(board, key=lambda c: (c >> 2, c & 3)):
+        if (c & 3) not in order:
+            order.append(c & 3)
+    order += [s for s in suits if s not in order]
+    rename = dict(zip(order, suits))  # original suit -> canonical suit
+    back = {v: k for k, v in rename.items()}
+    deck = list(space.deck)
+    deck_perm = np.array([deck.index((c & ~3) | back[c & 3]) for c in deck])
+    hand_perm = np.array([space.index([(int(c) & ~3) | back[int(c) & 3] for c in row]) for row in space.cards])
+    return hand_perm, deck_perm
+
+
 @dataclass
 class Situation:
     board: tuple[int, ...]

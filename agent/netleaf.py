@@ -15,21 +15,31 @@ from math import comb
 import numpy as np
 import torch
 
-from agent.datagen import board_features, pot_scale
+from agent.datagen import board_features, canonical_permutation, pot_scale
 from agent.handspace import HandSpace
+from agent.leaves import CheckdownEvaluator
 from agent.lookahead import LeafInfo, Lookahead
 from agent.resolve import Solution
 
 
 class _LeafBatch:
-    """Per lookahead: one network row per (leaf, next board)."""
+    """Per lookahead: one network row per (leaf, next board); leaves where both players are
+    all-in are valued exactly (a showdown over the runouts), not by the network."""
 
     def __init__(self, adapter: "HandNetLeafValues", leaves: LeafInfo, la: Lookahead) -> None:
         space = adapter.space
         game = space.game
         k = game.num_hole_cards
-        rows, boards, weights, feats, pots = [], [], [], [], []
+        allin = np.array([all(s >= st for s, st in zip(spent, game.stack)) for spent in leaves.spent], dtype=bool)
+        self.allin_leaves = torch.as_tensor(np.nonzero(allin)[0], device=la.device)
+        self.exact = None
+        if allin.any():
+            idx = np.nonzero(allin)[0]
+            self.exact = CheckdownEvaluator(space, la.hands, [leaves.boards[i] for i in idx], leaves.spent[idx], la.device, la.dtype)
+        rows, boards, weights, feats, pots, perms = [], [], [], [], [], []
         for i, (board, spent, nxt) in enumerate(zip(leaves.boards, leaves.spent, leaves.next_round)):
+            if allin[i]:
+                continue
             n_new = game.board_cards_through(int(nxt)) - len(board)
             remaining = [c for c in space.deck if c not in board]
             w = 1.0 / comb(len(remaining) - 2 * k, n_new)
@@ -38,10 +48,22 @@ class _LeafBatch:
                 rows.append(i)
                 boards.append(full)
                 weights.append(w)
-                feats.append(board_features(space, full))
+                if adapter.canonical:
+                    hand_perm, deck_perm = canonical_permutation(space, full)
+                else:
+                    hand_perm, deck_perm = np.arange(space.size), np.arange(len(space.deck))
+                feats.append(board_features(space, full)[deck_perm])
+                perms.append(hand_perm)
                 pots.append(float(sum(spent)))
         dev, dt = la.device, la.dtype
         self.rows = torch.as_tensor(np.array(rows, dtype=np.int64), device=dev)
+        self.boards = boards
+        self.count = len(rows)
+        if not rows:
+            return
+        perm = np.stack(perms)
+        self.perm = torch.as_tensor(perm, device=dev)  # canonical[i] = original[perm[i]]
+        self.inverse = torch.as_tensor(np.argsort(perm, axis=1), device=dev)
         valid = np.stack([space.valid(b)[la.hands] for b in boards]).astype(np.float64)
         self.valid = torch.as_tensor(valid, dtype=dt, device=dev)  # [R, H] over the lookahead's hand list
         self.weights = torch.as_tensor(np.array(weights), dtype=dt, device=dev).unsqueeze(1)
@@ -55,9 +77,10 @@ class _LeafBatch:
 class HandNetLeafValues:
     """A :class:`agent.cfr.LeafValueFn` backed by a TorchScript network over a game's hands."""
 
-    def __init__(self, net: torch.jit.ScriptModule, space: HandSpace) -> None:
+    def __init__(self, net: torch.jit.ScriptModule, space: HandSpace, canonical: bool = False) -> None:
         self.net = net
         self.space = space
+        self.canonical = canonical
         self._batches: dict[int, _LeafBatch] = {}
 
     def _batch(self, leaves: LeafInfo, la: Lookahead) -> _LeafBatch:
@@ -78,19 +101,24 @@ class HandNetLeafValues:
         norm = torch.where(mass > 0, masked / mass.clamp(min=1e-30), uniform.unsqueeze(0))
         full = torch.zeros(2, norm.shape[1], batch.size, dtype=torch.float32, device=norm.device)
         full[:, :, batch.hands] = norm.to(torch.float32)
+        full = full.gather(2, batch.perm.unsqueeze(0).expand_as(full))  # canonical suits
         x = torch.cat([batch.pot_input, full[0], full[1], batch.features], dim=1)
         with torch.no_grad():
             out = self.net(x).to(reach.dtype)  # [R, 2*S]
         s = batch.size
-        values = torch.stack([out[:, :s], out[:, s:]])[:, :, batch.hands]  # [2, R, H]
+        canon = torch.stack([out[:, :s], out[:, s:]])
+        values = canon.gather(2, batch.inverse.unsqueeze(0).expand_as(canon))[:, :, batch.hands]  # [2, R, H]
         opp_mass = mass.flip(0)
         return values * batch.pots.unsqueeze(0) * opp_mass * batch.valid
 
     def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
         batch = self._batch(leaves, la)
-        per_board = self.board_values(reach, batch) * batch.weights.unsqueeze(0)
         out = torch.zeros_like(reach)
-        out.index_add_(1, batch.rows, per_board)
+        if batch.count:
+            per_board = self.board_values(reach, batch) * batch.weights.unsqueeze(0)
+            out.index_add_(1, batch.rows, per_board)
+        if batch.exact is not None:
+            out[:, batch.allin_leaves] = batch.exact(reach[:, batch.allin_leaves])
         return out
 
     def chance_values(self, sol: Solution, row: int, board: tuple[int, ...]) -> np.ndarray:
@@ -101,13 +129,9 @@ class HandNetLeafValues:
         leaves = la.leaves
         i = int((leaves.rows == row).nonzero()[0, 0])
         batch = self._batch(leaves, la)
+        hits = [j for j in range(batch.count) if int(batch.rows[j]) == i and sorted(batch.boards[j]) == sorted(board)]
+        if not hits:
+            raise KeyError(f"board {board} is not a next board of leaf row {row} (or the leaf is all-in)")
         reach = sol.solver.reach[:, leaves.rows]  # [2, L, H]
         values = self.board_values(reach, batch)  # [2, R, H]
-        hits = [j for j in range(len(batch.rows)) if int(batch.rows[j]) == i and self._board_of(batch, j) == tuple(sorted(board))]
-        if not hits:
-            raise KeyError(f"board {board} is not a next board of leaf row {row}")
         return sol.to_space(values[:, hits[0]])
-
-    def _board_of(self, batch: _LeafBatch, j: int) -> tuple[int, ...]:
-        feats = batch.features[j].nonzero().flatten().tolist()
-        return tuple(sorted(self.space.deck[f] for f in feats))

@@ -1,29 +1,27 @@
 """Terminal values: what a hand is worth at a fold or a showdown against a whole range.
 
 Both are linear in the opponent's reach, and both exclude opponent hands that share a
-card with ours (card removal). A showdown is computed without a hand x hand matrix:
-hands are sorted by strength once per board; the opponent mass weaker (stronger) than
-each of our hands is a prefix sum; the part of it that shares one of our cards is a
-prefix sum over the (at most 51) hands holding that card. Everything is gathers and
-cumulative sums on tensors, so the same code runs on the CPU and on CUDA. The dense
-matrix (:func:`dense_showdown_matrix`) is the reference the tests compare against and
-the faster choice for tiny games (Leduc).
+card with ours (card removal). Showdowns use the native O(H) kernels of
+:mod:`native.torch_showdown` (sorted sweeps with per-card corrections; C on the CPU,
+tensor operations on CUDA), never a hand x hand matrix; the dense matrix
+(:func:`dense_showdown_matrix`) is the reference the tests compare against and the faster
+choice for tiny games (Leduc).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 import torch
 
 from agent.handspace import HandSpace
+from native.torch_showdown import TorchShowdown
 
-#: hand lists up to this size use dense per-board matrices (a batched matmul beats the
-#: gathers of the sorted method there); larger ones the sorted O(H) method
-DENSE_MAX_HANDS = 700
+#: hand lists up to this size use dense per-board matrices (tiny games such as Leduc);
+#: larger ones the native O(H) kernels
+DENSE_MAX_HANDS = 32
 
 
 def dense_showdown_matrix(space: HandSpace, hands: np.ndarray, board: Sequence[int]) -> np.ndarray:
@@ -69,7 +67,14 @@ class TerminalEquity:
         valid = np.stack([space.valid(b)[self.hands] for b in self.boards])
         self.valid = torch.as_tensor(valid, dtype=dtype, device=device)  # [B, H]
         self.dense = self.size <= DENSE_MAX_HANDS
-        self._showdown_boards: dict[int, object] = {}
+        self._kernel: TorchShowdown | None = None
+
+    def kernel(self) -> TorchShowdown:
+        """The native kernels for this hand list and board registry (built on first use)."""
+        if self._kernel is None:
+            cards = np.ascontiguousarray(self.space.cards[self.hands])
+            self._kernel = TorchShowdown(cards, self.boards, self.device, self.dtype)
+        return self._kernel
 
     # ------------------------------------------------------------------ folds
     def fold_mass(self, opp_reach: torch.Tensor, board_ids: torch.Tensor) -> torch.Tensor:
@@ -87,7 +92,10 @@ class TerminalEquity:
         """A prepared evaluator for a fixed list of showdown rows on the given boards."""
         if self.dense:
             return _DenseShowdown(self, np.asarray(board_ids))
-        return _SortedShowdown(self, np.asarray(board_ids))
+        return _KernelShowdown(self, np.asarray(board_ids))
+
+    def fold_group(self, board_ids: torch.Tensor) -> FoldGroup:
+        return FoldGroup(self, board_ids)
 
 
 class ShowdownGroup(ABC):
@@ -124,122 +132,25 @@ class _DenseShowdown(ShowdownGroup):
         return result
 
 
-@dataclass
-class _SortedIndex:
-    order: torch.Tensor  # [N, H] hands sorted by strength (blocked first)
-    lt: torch.Tensor  # [N, H] number of hands strictly weaker
-    le: torch.Tensor  # [N, H] number of hands not stronger
-    members: torch.Tensor  # [N, 52*L] per card, its hands sorted by strength (pad = H)
-    card_lt: torch.Tensor  # [N, H*k] flat index into the per-card prefix sums (strictly weaker)
-    card_le: torch.Tensor  # [N, H*k] (not stronger)
-    card_tot: torch.Tensor  # [N, H*k] index of each card's total
-    valid: torch.Tensor  # [N, H]
-
-
-class _SortedShowdown(ShowdownGroup):
-    """O(H) per row: prefix sums in strength order, corrected per card for card removal."""
+class _KernelShowdown(ShowdownGroup):
+    """The native O(H) kernels (C on the CPU in float32, tensor ops otherwise), rows prepared once."""
 
     def __init__(self, te: TerminalEquity, board_ids: np.ndarray) -> None:
-        self.te = te
-        unique, inverse = np.unique(board_ids, return_inverse=True)
-        per_board = [self._prepare(te, te.boards[b]) for b in unique]
-        self.L = max(pb["L"] for pb in per_board)
-        stacked = {}
-        for key in ("order", "lt", "le", "card_lt", "card_le", "card_tot", "valid", "members"):
-            arrays = []
-            for pb in per_board:
-                a = pb[key]
-                if key == "members":
-                    a = self._pad_members(a, pb["L"], self.L, te.size)
-                if key in ("card_lt", "card_le", "card_tot"):
-                    a = self._reindex_cards(a, pb["L"], self.L)
-                arrays.append(a)
-            stacked[key] = np.stack(arrays)[inverse]
-        dev = te.device
-        self.index = _SortedIndex(
-            order=torch.as_tensor(stacked["order"], device=dev),
-            lt=torch.as_tensor(stacked["lt"], device=dev),
-            le=torch.as_tensor(stacked["le"], device=dev),
-            members=torch.as_tensor(stacked["members"], device=dev),
-            card_lt=torch.as_tensor(stacked["card_lt"], device=dev),
-            card_le=torch.as_tensor(stacked["card_le"], device=dev),
-            card_tot=torch.as_tensor(stacked["card_tot"], device=dev),
-            valid=torch.as_tensor(stacked["valid"], dtype=te.dtype, device=dev),
-        )
-
-    @staticmethod
-    def _prepare(te: TerminalEquity, board: tuple[int, ...]) -> dict:
-        H = te.size
-        strength = te.space.strengths(board)[te.hands]  # -1 where blocked
-        order = np.argsort(strength, kind="stable")
-        sorted_s = strength[order]
-        lt = np.searchsorted(sorted_s, strength, side="left")
-        le = np.searchsorted(sorted_s, strength, side="right")
-        cards = te.space.cards[te.hands].astype(np.int64)  # [H, k]
-        k = cards.shape[1]
-        members_list = []
-        L = 1
-        for c in range(52):
-            holders = np.nonzero((cards == c).any(axis=1) & (strength >= 0))[0]
-            holders = holders[np.argsort(strength[holders], kind="stable")]
-            members_list.append(holders)
-            L = max(L, len(holders))
-        members = np.full((52, L), H, dtype=np.int64)
-        card_lt = np.zeros((H, k), dtype=np.int64)
-        card_le = np.zeros((H, k), dtype=np.int64)
-        card_tot = np.zeros((H, k), dtype=np.int64)
-        for c, holders in enumerate(members_list):
-            members[c, : len(holders)] = holders
-            hs = strength[holders]
-            mine = np.nonzero((cards == c).any(axis=1))[0]
-            for j in range(k):
-                rows = mine[cards[mine, j] == c]
-                # positions in the (L+1)-long prefix-sum row of card c (position 0 = empty sum)
-                card_lt[rows, j] = c * (L + 1) + np.searchsorted(hs, strength[rows], side="left")
-                card_le[rows, j] = c * (L + 1) + np.searchsorted(hs, strength[rows], side="right")
-                card_tot[rows, j] = c * (L + 1) + len(holders)
-        valid = (strength >= 0).astype(np.float64)
-        return {
-            "order": order,
-            "lt": lt,
-            "le": le,
-            "members": members.reshape(-1),
-            "card_lt": card_lt.reshape(-1),
-            "card_le": card_le.reshape(-1),
-            "card_tot": card_tot.reshape(-1),
-            "valid": valid,
-            "L": L,
-        }
-
-    @staticmethod
-    def _pad_members(flat: np.ndarray, L: int, L_max: int, pad: int) -> np.ndarray:
-        m = flat.reshape(52, L)
-        out = np.full((52, L_max), pad, dtype=np.int64)
-        out[:, :L] = m
-        return out.reshape(-1)
-
-    @staticmethod
-    def _reindex_cards(flat: np.ndarray, L: int, L_max: int) -> np.ndarray:
-        c, pos = np.divmod(flat, L + 1)
-        return c * (L_max + 1) + pos
+        self.rows = te.kernel().prepare(torch.as_tensor(np.asarray(board_ids, dtype=np.int64), device=te.device))
 
     def __call__(self, opp_reach: torch.Tensor) -> torch.Tensor:
-        ix = self.index
-        n, H = opp_reach.shape
-        reach = opp_reach * ix.valid
-        zero = reach.new_zeros(n, 1)
-        sorted_r = reach.gather(1, ix.order)
-        prefix = torch.cat([zero, sorted_r.cumsum(dim=1)], dim=1)  # [N, H+1]
-        total = prefix[:, -1:]
-        weaker = prefix.gather(1, ix.lt)
-        not_stronger = prefix.gather(1, ix.le)
-        padded = torch.cat([reach, zero], dim=1)  # index H = padding (mass 0)
-        per_card = padded.gather(1, ix.members).view(n, 52, self.L)
-        card_prefix = torch.cat([reach.new_zeros(n, 52, 1), per_card.cumsum(dim=2)], dim=2).view(n, -1)
-        k = self.te.k
-        c_weaker = card_prefix.gather(1, ix.card_lt).view(n, H, k).sum(dim=2)
-        c_not_stronger = card_prefix.gather(1, ix.card_le).view(n, H, k).sum(dim=2)
-        c_total = card_prefix.gather(1, ix.card_tot).view(n, H, k).sum(dim=2)
-        win = weaker - c_weaker
-        lose = (total - not_stronger) - (c_total - c_not_stronger)
-        return (win - lose) * ix.valid
+        return self.rows.showdown(opp_reach)
+
+
+class FoldGroup:
+    """Compatible opponent mass for fixed rows (prepared once)."""
+
+    def __init__(self, te: TerminalEquity, board_ids: torch.Tensor) -> None:
+        self.te = te
+        self.board_ids = board_ids
+        self.rows = None if te.dense else te.kernel().prepare(board_ids)
+
+    def __call__(self, opp_reach: torch.Tensor) -> torch.Tensor:
+        if self.rows is None:
+            return self.te.fold_mass(opp_reach, self.board_ids)
+        return self.rows.fold(opp_reach)

@@ -10,6 +10,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -18,6 +19,9 @@ from tqdm import tqdm
 from agent.datagen import load_shards
 from agent.models import register_model
 from agent.valuenet import NetSpec, ValueNet, masked_huber
+
+if TYPE_CHECKING:
+    from agent.handspace import HandSpace
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,29 @@ def load_dataset(data_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(np.concatenate([p[k] for p in parts]) for k in ("inputs", "targets", "masks"))  # type: ignore[return-value]
 
 
+def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpace") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hand-level rows ``[pot, r0, r1, board one-hot]`` with suits renamed canonically.
+
+    Renaming suits maps a situation to an equivalent one; putting every situation in its
+    canonical form (see :func:`agent.datagen.canonical_permutation`) makes the network
+    exactly symmetric and halves what it must learn in Leduc."""
+    from agent.datagen import canonical_permutation
+
+    H = space.size
+    D = len(space.deck)
+    xs, ys, ms = x.copy(), y.copy(), m.copy()
+    boards = x[:, 1 + 2 * H : 1 + 2 * H + D] > 0.5
+    for key in {tuple(np.nonzero(b)[0]) for b in boards}:
+        rows = np.nonzero((boards == np.isin(np.arange(D), key)).all(axis=1))[0]
+        hand_perm, deck_perm = canonical_permutation(space, tuple(space.deck[i] for i in key))
+        cols_x = np.concatenate([[0], 1 + hand_perm, 1 + H + hand_perm, 1 + 2 * H + deck_perm])
+        cols_y = np.concatenate([hand_perm, H + hand_perm])
+        xs[rows] = x[rows][:, cols_x]
+        ys[rows] = y[rows][:, cols_y]
+        ms[rows] = m[rows][:, cols_y]
+    return xs, ys, ms
+
+
 def train(
     data_dir: Path,
     out_dir: Path,
@@ -47,10 +74,16 @@ def train(
     model_name: str,
     progress: bool = True,
     command: str | None = None,
+    canonical_space: "HandSpace | None" = None,
 ) -> dict[str, float]:
-    """Train on every shard of ``data_dir``; write ``out_dir/{model_name}.pt`` (TorchScript)."""
+    """Train on every shard of ``data_dir``; write ``out_dir/{model_name}.pt`` (TorchScript).
+
+    With ``canonical_space`` (hand-level networks), every row is put in canonical suit form
+    first; the manifest records it so that the bot does the same."""
     torch.manual_seed(spec.seed)
     x, y, m = load_dataset(data_dir)
+    if canonical_space is not None:
+        x, y, m = canonical_rows(x, y, m, canonical_space)
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
     if x.shape[1] != net_spec.inputs or y.shape[1] != net_spec.outputs:
         raise ValueError(
@@ -122,6 +155,7 @@ def train(
         name=model_name,
         net=net_spec.to_dict(),
         training_situations=int(len(train_idx)),
+        canonical_suits=canonical_space is not None,
         validation_situations=int(n_val),
         validation_loss=float(best),
         best_epoch=int(best_epoch),

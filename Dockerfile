@@ -1,0 +1,28 @@
+# The DeepStack bot as a container: `docker run IMAGE --host H --port P` plays a match
+# against an ACPC dealer (defaults: HUNL, the deepstack bot, config.yaml and models baked in).
+#
+# CPU image (default):  docker build -t deepstack .
+# CUDA image:           docker build -t deepstack:cuda \
+#                          --build-arg BASE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 \
+#                          --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu124 .
+ARG BASE=python:3.11-slim
+FROM ${BASE}
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+ENV PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 DEBIAN_FRONTEND=noninteractive
+# Python 3.11 and a C compiler (the native kernels are built by cffi at install time)
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && (command -v python3.11 >/dev/null || apt-get install -y --no-install-recommends python3.11 python3.11-venv python3-pip) \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /opt/deepstack
+COPY pyproject.toml setup.py README.md config.yaml ./
+COPY native ./native
+COPY protocol ./protocol
+COPY agent ./agent
+COPY models ./models
+RUN python3.11 -m pip install --index-url ${TORCH_INDEX} "torch>=2.4,<2.14" \
+ && python3.11 -m pip install . \
+ && apt-get purge -y gcc libc6-dev && apt-get autoremove -y
+ENV DEEPSTACK_CONFIG=/opt/deepstack/config.yaml
+ENTRYPOINT ["deepstack", "play"]
+CMD ["--help"]

@@ -1,0 +1,51 @@
+"""Between hands and buckets: how hold'em value networks see ranges and give back values.
+
+A network input is, per player, the range mass of each bucket (the range normalised over
+the hands possible on the board); a network output is a value per bucket, and every hand
+takes the value of its bucket. Training targets per bucket are the range-weighted mean of
+the hand values in it (the plain mean where the player's range puts no mass on it); a
+bucket with no possible hand on the board is masked out of the loss.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def bucket_ranges(ranges: torch.Tensor, ids: torch.Tensor, buckets: int) -> torch.Tensor:
+    """``[..., H]`` ranges (already masked) -> ``[..., K]`` bucket masses, normalised per row.
+
+    ``ids`` ``[..., H]`` or ``[H]`` gives each hand's bucket (-1: impossible hand)."""
+    ids = ids.expand_as(ranges)
+    valid = ids >= 0
+    out = torch.zeros(ranges.shape[:-1] + (buckets,), dtype=ranges.dtype, device=ranges.device)
+    out.scatter_add_(-1, ids.clamp(min=0), ranges * valid)
+    total = out.sum(dim=-1, keepdim=True)
+    return out / total.clamp(min=1e-30)
+
+
+def hand_values(bucket_values: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """``[..., K]`` bucket values -> ``[..., H]`` hand values (0 for impossible hands)."""
+    ids = ids.expand(bucket_values.shape[:-1] + ids.shape[-1:])
+    return bucket_values.gather(-1, ids.clamp(min=0)) * (ids >= 0)
+
+
+def bucket_targets(values: np.ndarray, ranges: np.ndarray, ids: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bucket targets ``[2, K]`` and mask ``[K]`` from hand values and ranges ``[2, H]``."""
+    valid = ids >= 0
+    mask = np.zeros(buckets)
+    np.add.at(mask, ids[valid], 1.0)
+    has = mask > 0
+    targets = np.zeros((2, buckets))
+    for p in range(2):
+        w = ranges[p] * valid
+        num = np.zeros(buckets)
+        den = np.zeros(buckets)
+        np.add.at(num, ids[valid], (values[p] * w)[valid])
+        np.add.at(den, ids[valid], w[valid])
+        plain = np.zeros(buckets)
+        np.add.at(plain, ids[valid], values[p][valid])
+        plain = np.where(has, plain / np.where(has, mask, 1), 0.0)
+        targets[p] = np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1), plain)
+    return targets, has.astype(np.float64)
