@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.config import Config, LeducBotConfig
-from agent.continual import ContinualResolver, Decision, ResolveSettings, sample_action
+from agent.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
 from agent.handspace import HandSpace
 from agent.models import load_value_net
 from agent.netleaf import HandNetLeafValues
@@ -39,10 +39,12 @@ class _Seat:
 def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: str) -> ResolveSettings:
     config = SolverConfig(algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64")
     if cfg.value_net is None:
-        return ResolveSettings(sizing=(FCPA,), config=config)
+        return ResolveSettings.uniform(FCPA, config)
     net, entry = load_value_net(cfg.value_net, device=pick_device(device))
     leaf = HandNetLeafValues(net, space, canonical=bool(entry.get("canonical_suits", False)))
-    return ResolveSettings(sizing=(FCPA,), config=config, last_round=(0, None), leaf_values=leaf, chance_values=leaf.chance_values)
+    round1 = StreetSettings(sizing=(FCPA,), config=config, last_round=0, leaf_values=leaf, chance_values=leaf.chance_values)
+    round2 = StreetSettings(sizing=(FCPA,), config=config)
+    return ResolveSettings(streets=(round1, round2))
 
 
 class DeepStackBot(BaseBot):
@@ -113,7 +115,7 @@ class DeepStackBot(BaseBot):
             pot=state.pot,
             to_call=state.amount_to_call(),
             think_ms=round(1000 * seconds, 2),
-            iterations=decision.solution.result.iterations,
+            iterations=decision.iterations,
             cached=decision.cached,
             strategy={n: round(float(p), 4) for n, p in zip(names, decision.strategy[:, hand])},
             action=str(action),

@@ -14,13 +14,17 @@ public state from them; then
 
 Our range and the opponent values are kept on a common scale: when our range is
 renormalised, the opponent values are divided by the same factor (they are linear in
-our range).
+our range). A re-solve is boiled down to a :class:`Decision` (strategy, child values,
+chance-outcome values or leaf snapshots) right away, so nothing large is kept between
+decisions and pre-flop decisions can be cached by betting sequence.
 """
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -30,42 +34,118 @@ from agent.resolve import Solution, SolverConfig, WarmStart, resolve, solve_rang
 from agent.tree import BetSizing, NodeKind
 from protocol.state import Action, ActionKind, HandState
 
-#: leaf value functions may also give per-board values at a leaf for the chance update
-ChanceValueFn = Callable[[Solution, int, tuple[int, ...]], np.ndarray]
-
 
 class ContinualError(RuntimeError):
     """The state machine was driven with inconsistent states (a bug in the caller)."""
 
 
 @dataclass(frozen=True)
-class ResolveSettings:
-    """How to re-solve: trees per round, depth limit per round, solver settings."""
+class LeafSnapshot:
+    """A depth-limit leaf after a re-solve: average reaches and what the leaf needs to be valued."""
+
+    reach: np.ndarray  # [2, hands] (hand space)
+    spent: tuple[int, ...]
+    board: tuple[int, ...]
+    next_round: int
+
+
+class ChanceValueFn(Protocol):
+    """Values ``[2, hands]`` at the start of the next round on ``board`` below a leaf."""
+
+    def __call__(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class StreetSettings:
+    """How to re-solve when the current round is this street."""
 
     sizing: tuple[BetSizing, ...]
     config: SolverConfig = SolverConfig()
-    #: per round of the root: the last round inside the lookahead (None: to the end)
-    last_round: tuple[int | None, ...] = ()
+    #: the last round inside the lookahead (None: to the end of the game)
+    last_round: int | None = None
     leaf_values: LeafValueFn | None = None
-    #: values of the opponent at a depth-limit leaf for one next board (needed with leaf_values)
     chance_values: ChanceValueFn | None = None
-    warm_start_weight: float = 0.0
 
-    def depth_limit(self, round_: int) -> int | None:
-        if round_ < len(self.last_round):
-            return self.last_round[round_]
-        return None
+
+@dataclass(frozen=True)
+class ResolveSettings:
+    """Per-round settings (one entry per round of the game; a single entry applies to all)."""
+
+    streets: tuple[StreetSettings, ...]
+    warm_start_weight: float = 0.0
+    #: decisions kept in the cache (pre-flop decisions only: they repeat every hand)
+    cache_size: int = 4096
+
+    def street(self, round_: int) -> StreetSettings:
+        return self.streets[min(round_, len(self.streets) - 1)]
+
+    @classmethod
+    def uniform(cls, sizing: BetSizing, config: SolverConfig, **kw: object) -> "ResolveSettings":
+        return cls(streets=(StreetSettings(sizing=(sizing,), config=config),), **kw)  # type: ignore[arg-type]
 
 
 @dataclass
 class Decision:
-    """What a re-solve said at one decision: the strategy for every hand we might hold."""
+    """What a re-solve said: the strategy for every hand we might hold, and what continual
+    re-solving needs afterwards (opponent values after each action and chance outcome)."""
 
     state: HandState
     actions: list[Action]
     strategy: np.ndarray  # [actions, hands]
-    solution: Solution
+    our_range: np.ndarray  # [hands] the (normalised) range the re-solve started from
+    child_values: np.ndarray  # [actions, 2, hands] average values at each child of the root
+    #: (action index, through the opponent's call) -> board -> [2, hands] values, or a leaf
+    chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = field(default_factory=dict)
+    iterations: int = 0
+    seconds: float = 0.0
     cached: bool = False
+
+
+def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
+    """Boil a re-solve down to a :class:`Decision`."""
+    la = solution.lookahead
+    actions = solution.root_actions
+    me = solution.root_player
+    reach0 = solution.to_space(solution.result.root_reach[me])
+    our = reach0 / reach0.sum() if reach0.sum() > 0 else reach0
+    children = la.children_of(0)
+    child_values = np.stack([solution.values_at(r) for r in children])
+    chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = {}
+    avg_reach = None
+    for i, row in enumerate(children):
+        node = la.nodes[row]
+        paths = [(False, row)]
+        if node.kind is NodeKind.DECISION:
+            call = next((j for j, a in enumerate(node.actions) if a.kind is ActionKind.CALL), None)
+            if call is not None:
+                paths = [(True, la.children_of(row)[call])]
+        for via_call, r in paths:
+            kind = la.nodes[r].kind
+            if kind is NodeKind.CHANCE:
+                chance[(i, via_call)] = {
+                    la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)
+                }
+            elif kind is NodeKind.LEAF:
+                if avg_reach is None:
+                    solution.solver.evaluate(solution.result.root_reach, solution.result.average_strategy)
+                    avg_reach = solution.solver.reach
+                n = la.nodes[r]
+                chance[(i, via_call)] = LeafSnapshot(
+                    reach=solution.to_space(avg_reach[:, r]),
+                    spent=tuple(n.spent),
+                    board=la.boards[int(la.row_board[r])],
+                    next_round=int(n.next_round or 0),
+                )
+    return Decision(
+        state=state,
+        actions=actions,
+        strategy=solution.root_strategy(),
+        our_range=our,
+        child_values=child_values,
+        chance=chance,
+        iterations=solution.result.iterations,
+        seconds=seconds,
+    )
 
 
 @dataclass
@@ -80,7 +160,7 @@ class HandMemory:
     history: list[str] = field(default_factory=list)
 
     def copy(self) -> "HandMemory":
-        """An independent copy (the re-solve results are shared: they are never modified)."""
+        """An independent copy (decisions are shared: they are never modified)."""
         return replace(self, our_range=self.our_range.copy(), opp_values=self.opp_values.copy(), history=list(self.history))
 
 
@@ -91,74 +171,74 @@ class ContinualResolver:
         self.space = space
         self.game = space.game
         self.settings = settings
-        self._root: dict[int, Solution] = {}
-        self._cache: dict[tuple, Decision] | None = {} if cache else None
+        self._root: dict[int, Decision] = {}
+        self._root_values: dict[int, np.ndarray] = {}
+        self._cache: OrderedDict[tuple, Decision] | None = OrderedDict() if cache else None
         self.memory: HandMemory | None = None
+        self.clock: Callable[[], float] = time.monotonic
 
     # ------------------------------------------------------------------ hand life cycle
-    def root_solution(self, position: int) -> Solution:
-        """The re-solve of the game's first state from uniform ranges (same every hand)."""
-        if position not in self._root:
-            state = HandState.initial(self.game)
-            uniform = self.space.uniform(state.board)
-            self._root[position] = solve_ranges(
-                state,
-                [uniform, uniform],
-                self._sizing(),
-                self.settings.config,
-                space=self.space,
-                last_round=self.settings.depth_limit(0),
-                leaf_values=self.settings.leaf_values,
-            )
-        return self._root[position]
+    def _root_solve(self, position: int) -> None:
+        """Solve the game's first state from uniform ranges (the same every hand)."""
+        state = HandState.initial(self.game)
+        st = self.settings.street(0)
+        uniform = self.space.uniform(state.board)
+        start = time.perf_counter()
+        sol = solve_ranges(
+            state, [uniform, uniform], self._sizing(st), st.config, space=self.space,
+            last_round=st.last_round, leaf_values=st.leaf_values,
+        )
+        self._root_values[position] = sol.values_at(0)[1 - position]
+        if state.current_player == position:
+            self._root[position] = summarize(sol, state, time.perf_counter() - start)
 
     def start_hand(self, position: int) -> None:
-        root = self.root_solution(position)
+        if position not in self._root_values:
+            self._root_solve(position)
         our = self.space.uniform(())
-        opp_values = root.values_at(0)[1 - position]
-        self.memory = HandMemory(position=position, our_range=our, opp_values=opp_values)
+        self.memory = HandMemory(position=position, our_range=our, opp_values=self._root_values[position].copy())
 
     # ------------------------------------------------------------------ decisions
-    def decide(self, state: HandState) -> Decision:
-        """Re-solve ``state`` (our turn) and return the strategy for every hand we might hold."""
+    def decide(self, state: HandState, deadline: float | None = None) -> Decision:
+        """Re-solve ``state`` (our turn) and return the strategy for every hand we might hold.
+
+        ``deadline`` (``time.monotonic()`` seconds) stops the solver early with the best
+        average strategy so far."""
         mem = self._memory()
         if state.current_player != mem.position:
             raise ContinualError(f"decide() called when position {state.current_player} is to act, we are {mem.position}")
         self._catch_up_chance(state)
-        key = (mem.position, state.betting_string(), tuple(state.board))
-        if self._cache is not None and key in self._cache:
-            decision = replace(self._cache[key], cached=True)
+        key = (mem.position, state.betting_string())
+        cacheable = self._cache is not None and len(state.board) == 0
+        if cacheable and key in self._cache:  # type: ignore[operator]
+            self._cache.move_to_end(key)  # type: ignore[union-attr]
+            decision = replace(self._cache[key], cached=True)  # type: ignore[index]
         else:
-            decision = self._resolve(state)
-            if self._cache is not None:
+            decision = self._resolve(state, deadline)
+            if cacheable:
+                assert self._cache is not None
                 self._cache[key] = decision
+                if len(self._cache) > self.settings.cache_size:
+                    self._cache.popitem(last=False)
         mem.last = decision
         mem.last_action = None
         mem.board_at_last = tuple(state.board)
         return decision
 
-    def _resolve(self, state: HandState) -> Decision:
+    def _resolve(self, state: HandState, deadline: float | None) -> Decision:
         mem = self._memory()
-        sizing = self._sizing()
-        limit = self.settings.depth_limit(state.round)
-        if not state.num_actions and state.round == 0:
-            solution = self.root_solution(mem.position)
-        else:
-            warm = None
-            if self.settings.warm_start_weight > 0 and not state.round_actions:
-                warm = WarmStart(self.space.uniform(state.board), self.settings.warm_start_weight)
-            solution = resolve(
-                state,
-                mem.our_range,
-                mem.opp_values,
-                sizing,
-                self.settings.config,
-                space=self.space,
-                last_round=limit,
-                leaf_values=self.settings.leaf_values,
-                warm_start=warm,
-            )
-        return Decision(state=state, actions=solution.root_actions, strategy=solution.root_strategy(), solution=solution)
+        if not state.num_actions and state.round == 0 and mem.position in self._root:
+            return self._root[mem.position]
+        st = self.settings.street(state.round)
+        warm = None
+        if self.settings.warm_start_weight > 0 and not state.round_actions:
+            warm = WarmStart(self.space.uniform(state.board), self.settings.warm_start_weight)
+        start = time.perf_counter()
+        solution = resolve(
+            state, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
+            last_round=st.last_round, leaf_values=st.leaf_values, warm_start=warm, deadline=deadline,
+        )
+        return summarize(solution, state, time.perf_counter() - start)
 
     def act(self, decision: Decision, action: Action) -> None:
         """We take ``action`` (one of ``decision.actions``): update our range and the opponent values."""
@@ -166,15 +246,13 @@ class ContinualResolver:
         if action not in decision.actions:
             raise ContinualError(f"action {action} is not one of the re-solve's actions {decision.actions}")
         i = decision.actions.index(action)
-        sol = decision.solution
-        child = sol.child_row(0, action)
-        opp_values = sol.values_at(child)[1 - mem.position]
-        new_range = mem.our_range * decision.strategy[i]
+        new_range = decision.our_range * decision.strategy[i]
         mass = new_range.sum()
+        opp_values = decision.child_values[i][1 - mem.position]
         if not mass > 0:
-            # we took an action our strategy never takes: keep the old range (values stay bounds)
+            # an action our strategy never takes: keep the range (the values stay upper bounds)
             mass = 1.0
-            new_range = mem.our_range.copy()
+            new_range = decision.our_range.copy()
         mem.our_range = new_range / mass
         mem.opp_values = opp_values / mass
         mem.last = decision
@@ -183,9 +261,7 @@ class ContinualResolver:
 
     def observe(self, state: HandState) -> None:
         """Any state of the hand (opponent actions change nothing; new cards are caught up)."""
-        if self.memory is None:
-            return
-        if state.finished:
+        if self.memory is None or state.finished:
             return
         self._catch_up_chance(state)
 
@@ -198,60 +274,39 @@ class ContinualResolver:
         if mem.last is not None and mem.last_action is not None:
             values = self._chance_values(mem.last, mem.last_action, new_board)
             if values is not None:
-                mem.opp_values = values
+                i = mem.last.actions.index(mem.last_action)
+                mass = (mem.last.our_range * mem.last.strategy[i]).sum()
+                mem.opp_values = values / mass if mass > 0 else values
         blocked = self.space.blocked(new_board)
         our = mem.our_range * ~blocked
-        mass = our.sum()
-        if not mass > 0:
+        total = our.sum()
+        if not total > 0:
             raise ContinualError("our range is empty after the new board cards")
-        mem.our_range = our / mass
-        mem.opp_values = mem.opp_values * ~blocked / mass
+        mem.our_range = our / total
+        mem.opp_values = mem.opp_values * ~blocked / total
         mem.board_at_last = new_board
 
     def _chance_values(self, decision: Decision, action: Action, board: tuple[int, ...]) -> np.ndarray | None:
-        """Opponent values at the chance outcome ``board`` below our action (and the opponent's call)."""
-        mem = self._memory()
-        sol = decision.solution
-        row = sol.child_row(0, action)
-        node = sol.lookahead.nodes[row]
-        if node.kind is NodeKind.DECISION:
-            call = next((a for a in node.actions if a.kind is ActionKind.CALL), None)
-            if call is None:
-                return None
-            row = sol.child_row(row, call)
-            node = sol.lookahead.nodes[row]
-        if node.kind is NodeKind.CHANCE:
-            try:
-                child = sol.chance_child_row(row, board)
-            except KeyError:
-                return None
-            # the values are scaled like our range at the time of the re-solve
-            return self._rescale(sol.values_at(child)[1 - mem.position], decision, action)
-        if node.kind is NodeKind.LEAF and self.settings.chance_values is not None:
-            return self._rescale(self.settings.chance_values(sol, row, board)[1 - mem.position], decision, action)
-        return None
-
-    def _rescale(self, values: np.ndarray, decision: Decision, action: Action) -> np.ndarray:
-        """Values from a re-solve are scaled for the range we had then; bring them to our range now."""
+        """Opponent values at the chance outcome ``board`` below our action (and the opponent's call),
+        on the scale of the range the re-solve started from."""
         mem = self._memory()
         i = decision.actions.index(action)
-        before = self._range_before(decision)
-        mass = (before * decision.strategy[i]).sum()
-        return values / mass if mass > 0 else values
-
-    def _range_before(self, decision: Decision) -> np.ndarray:
-        sol = decision.solution
-        reach = sol.result.root_reach[self._memory().position]
-        r = sol.to_space(reach)
-        total = r.sum()
-        return r / total if total > 0 else r
+        info = decision.chance.get((i, False)) or decision.chance.get((i, True))
+        if info is None:
+            return None
+        if isinstance(info, LeafSnapshot):
+            st = self.settings.street(decision.state.round)
+            if st.chance_values is None:
+                return None
+            return st.chance_values(info, board)[1 - mem.position]
+        values = info.get(tuple(board))
+        return None if values is None else values[1 - mem.position]
 
     # ------------------------------------------------------------------ helpers
-    def _sizing(self) -> tuple[BetSizing, ...]:
-        sizing = self.settings.sizing
-        if len(sizing) == 1:
-            return tuple(sizing) * self.game.num_rounds
-        return tuple(sizing)
+    def _sizing(self, st: StreetSettings) -> tuple[BetSizing, ...]:
+        if len(st.sizing) == 1:
+            return tuple(st.sizing) * self.game.num_rounds
+        return tuple(st.sizing)
 
     def _memory(self) -> HandMemory:
         if self.memory is None:
@@ -268,14 +323,3 @@ def sample_action(decision: Decision, hand: int, rng: np.random.Generator) -> Ac
     else:
         probs = probs / total
     return decision.actions[int(rng.choice(len(probs), p=probs))]
-
-
-def normalize_strategy(strategy: np.ndarray, valid: Sequence[bool]) -> np.ndarray:
-    """Each valid hand's column sums to one (uniform where a column is empty)."""
-    s = np.array(strategy, dtype=np.float64)
-    totals = s.sum(axis=0)
-    empty = totals <= 0
-    s[:, empty] = 1.0 / s.shape[0]
-    s /= s.sum(axis=0, keepdims=True)
-    s[:, ~np.asarray(valid)] = 0.0
-    return s

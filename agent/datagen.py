@@ -34,6 +34,10 @@ from protocol.state import HandState
 
 @dataclass(frozen=True)
 class GenerateSpec:
+    """What to generate. Leduc-style games (hands are their own buckets) write network rows;
+    hold'em writes hand-level situations (board, pot, ranges, values) that training maps
+    to buckets, so buckets can change without solving again."""
+
     game: str
     round: int
     situations: int
@@ -175,20 +179,36 @@ def shard_path(out: Path, index: int) -> Path:
     return out / f"shard-{index:05d}.npz"
 
 
+def is_hand_level(game: Game) -> bool:
+    """Games small enough for networks over hands (no buckets): Leduc and friends."""
+    return game.deck_size <= 12
+
+
 def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
     game = load_game(spec.game)
     space = HandSpace(game)
     rng = np.random.default_rng([spec.seed, index])
-    config = SolverConfig(algorithm=spec.algorithm, iterations=spec.iterations, device=spec.device, dtype="float64")
-    xs, ys, ms = [], [], []
+    dtype = "float64" if is_hand_level(game) else "float32"
+    config = SolverConfig(algorithm=spec.algorithm, iterations=spec.iterations, device=spec.device, dtype=dtype)
+    rows: dict[str, list[np.ndarray]] = {}
     for _ in range(count):
         sit = draw_situation(space, spec.round, rng)
         values = solve_situation(space, spec.round, sit, config)
-        x, y, m = encode(space, sit, values)
-        xs.append(x)
-        ys.append(y)
-        ms.append(m)
-    return {"inputs": np.stack(xs), "targets": np.stack(ys), "masks": np.stack(ms)}
+        if is_hand_level(game):
+            x, y, m = encode(space, sit, values)
+            item = {"inputs": x, "targets": y, "masks": m}
+        else:
+            board = np.full(game.total_board_cards, -1, dtype=np.int8)
+            board[: len(sit.board)] = sit.board
+            item = {
+                "boards": board,
+                "pots": np.array(sit.pot, dtype=np.int32),
+                "ranges": sit.ranges.astype(np.float32),
+                "values": values.astype(np.float32),
+            }
+        for key, value in item.items():
+            rows.setdefault(key, []).append(value)
+    return {key: np.stack(values) for key, values in rows.items()}
 
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -228,5 +248,8 @@ def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
     if not paths:
         raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")
     for p in paths:
-        with np.load(p) as z:
-            yield {k: z[k] for k in ("inputs", "targets", "masks")}
+        try:
+            with np.load(p) as z:
+                yield {k: z[k] for k in z.files if k != "meta"}
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{p}: unreadable shard ({exc}); delete it and run deepstack generate again to redo it") from None

@@ -19,7 +19,7 @@ from agent.datagen import board_features, canonical_permutation, pot_scale
 from agent.handspace import HandSpace
 from agent.leaves import CheckdownEvaluator
 from agent.lookahead import LeafInfo, Lookahead
-from agent.resolve import Solution
+from agent.continual import LeafSnapshot
 
 
 class _LeafBatch:
@@ -121,17 +121,28 @@ class HandNetLeafValues:
             out[:, batch.allin_leaves] = batch.exact(reach[:, batch.allin_leaves])
         return out
 
-    def chance_values(self, sol: Solution, row: int, board: tuple[int, ...]) -> np.ndarray:
-        """``[2, hands]`` values at the start of the next round on ``board`` below leaf ``row``,
-        for the reaches of the solution's average strategy."""
-        la = sol.lookahead
-        sol.solver.evaluate(sol.result.root_reach, sol.result.average_strategy)
-        leaves = la.leaves
-        i = int((leaves.rows == row).nonzero()[0, 0])
-        batch = self._batch(leaves, la)
-        hits = [j for j in range(batch.count) if int(batch.rows[j]) == i and sorted(batch.boards[j]) == sorted(board)]
-        if not hits:
-            raise KeyError(f"board {board} is not a next board of leaf row {row} (or the leaf is all-in)")
-        reach = sol.solver.reach[:, leaves.rows]  # [2, L, H]
-        values = self.board_values(reach, batch)  # [2, R, H]
-        return sol.to_space(values[:, hits[0]])
+    def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
+        """``[2, hands]`` values at the start of the next round on ``board`` below a leaf, for the
+        leaf's (average) reaches: what continual re-solving takes after the chance event."""
+        space = self.space
+        valid = space.valid(board).astype(np.float64)
+        masked = leaf.reach * valid
+        mass = masked.sum(axis=1, keepdims=True)
+        if all(s >= st for s, st in zip(leaf.spent, space.game.stack)):
+            hands = np.nonzero(valid)[0]
+            ev = CheckdownEvaluator(space, hands, [board], np.array([leaf.spent]), torch.device("cpu"), torch.float64)
+            out = np.zeros((2, space.size))
+            out[:, hands] = ev(torch.as_tensor(masked[:, hands]).unsqueeze(1))[:, 0].numpy()
+            return out
+        norm = np.where(mass > 0, masked / np.where(mass > 0, mass, 1), valid / valid.sum())
+        if self.canonical:
+            hand_perm, deck_perm = canonical_permutation(space, board)
+        else:
+            hand_perm, deck_perm = np.arange(space.size), np.arange(len(space.deck))
+        pot = float(sum(leaf.spent))
+        x = np.concatenate([[pot / pot_scale(space.game)], norm[0][hand_perm], norm[1][hand_perm], board_features(space, board)[deck_perm]])
+        with torch.no_grad():
+            out = self.net(torch.as_tensor(x, dtype=torch.float32).unsqueeze(0))[0].double().numpy()
+        canon = np.stack([out[: space.size], out[space.size :]])
+        values = canon[:, np.argsort(hand_perm)]
+        return values * pot * mass[::-1] * valid

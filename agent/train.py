@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import torch
@@ -37,9 +37,20 @@ class TrainSpec:
     seed: int = 0
 
 
-def load_dataset(data_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    parts = list(load_shards(data_dir))
-    return tuple(np.concatenate([p[k] for p in parts]) for k in ("inputs", "targets", "masks"))  # type: ignore[return-value]
+def load_dataset(data_dir: Path, encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Network rows of every shard: stored as they are, or made by ``encoder`` from situations."""
+    xs, ys, ms = [], [], []
+    for part in load_shards(data_dir):
+        if "inputs" in part:
+            x, y, m = part["inputs"], part["targets"], part["masks"]
+        elif encoder is not None:
+            x, y, m = encoder(part)
+        else:
+            raise ValueError(f"{data_dir}: shards hold situations, and no bucket encoder was given")
+        xs.append(x)
+        ys.append(y)
+        ms.append(m)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
 
 
 def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpace") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -75,13 +86,15 @@ def train(
     progress: bool = True,
     command: str | None = None,
     canonical_space: "HandSpace | None" = None,
+    encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None,
+    extra_manifest: dict | None = None,
 ) -> dict[str, float]:
     """Train on every shard of ``data_dir``; write ``out_dir/{model_name}.pt`` (TorchScript).
 
     With ``canonical_space`` (hand-level networks), every row is put in canonical suit form
     first; the manifest records it so that the bot does the same."""
     torch.manual_seed(spec.seed)
-    x, y, m = load_dataset(data_dir)
+    x, y, m = load_dataset(data_dir, encoder)
     if canonical_space is not None:
         x, y, m = canonical_rows(x, y, m, canonical_space)
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
@@ -156,6 +169,7 @@ def train(
         net=net_spec.to_dict(),
         training_situations=int(len(train_idx)),
         canonical_suits=canonical_space is not None,
+        **(extra_manifest or {}),
         validation_situations=int(n_val),
         validation_loss=float(best),
         best_epoch=int(best_epoch),

@@ -24,7 +24,7 @@ FAST = SolverConfig(iterations=60, device="cpu", dtype="float64")
 
 def make(game: Game, iterations: int = 60) -> tuple[HandSpace, ContinualResolver]:
     space = HandSpace(game)
-    settings = ResolveSettings(sizing=(FCPA,), config=SolverConfig(iterations=iterations, device="cpu", dtype="float64"))
+    settings = ResolveSettings.uniform(FCPA, SolverConfig(iterations=iterations, device="cpu", dtype="float64"))
     return space, ContinualResolver(space, settings)
 
 
@@ -40,8 +40,8 @@ def test_our_action_updates_range_by_bayes_and_takes_child_values(leduc_limit: G
     expected = prior * decision.strategy[i]
     z = expected.sum()
     assert np.allclose(resolver.memory.our_range, expected / z)
-    child = decision.solution.child_row(0, LIMIT_RAISE)
-    assert np.allclose(resolver.memory.opp_values, decision.solution.values_at(child)[1] / z)
+    assert np.allclose(resolver.memory.opp_values, decision.child_values[i][1] / z)
+    assert np.allclose(decision.our_range, prior)
 
 
 def test_chance_masks_blocked_hands_and_takes_outcome_values(leduc_limit: Game) -> None:
@@ -59,11 +59,10 @@ def test_chance_masks_blocked_hands_and_takes_outcome_values(leduc_limit: Game) 
     assert (mem.our_range[blocked] == 0).all() and mem.our_range.sum() == pytest.approx(1.0)
     z_c = (range_after_call * ~blocked).sum()
     assert np.allclose(mem.our_range, range_after_call * ~blocked / z_c)
-    sol = decision.solution
-    chance_row = sol.child_row(0, CALL)
-    row = sol.chance_child_row(chance_row, board)
-    z = (sol.to_space(sol.result.root_reach[1]) / sol.to_space(sol.result.root_reach[1]).sum() * decision.strategy[decision.actions.index(CALL)]).sum()
-    assert np.allclose(mem.opp_values, sol.values_at(row)[0] * ~blocked / z / z_c)
+    i = decision.actions.index(CALL)
+    z = (decision.our_range * decision.strategy[i]).sum()
+    outcome = decision.chance[(i, False)][board]  # the call closed the round: chance right below
+    assert np.allclose(mem.opp_values, outcome[0] * ~blocked / z / z_c)
     assert (mem.opp_values[blocked] == 0).all()
 
 
@@ -94,7 +93,7 @@ def test_bayes_update_never_nan_or_negative(leduc: Game) -> None:
 
 def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path) -> None:
     space, _ = make(leduc_limit, iterations=20)
-    settings = ResolveSettings(sizing=(FCPA,), config=SolverConfig(iterations=20, device="cpu", dtype="float64"))
+    settings = ResolveSettings.uniform(FCPA, SolverConfig(iterations=20, device="cpu", dtype="float64"))
     profile = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings))
     path = tmp_path / "policy.json"
     n = export_policy(profile, path)

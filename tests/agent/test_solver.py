@@ -147,8 +147,8 @@ def test_leaf_values_from_a_callable_match_the_full_tree(leduc_limit: Game) -> N
     assert ea["exploitability"] == pytest.approx(eb["exploitability"], abs=1e-6)
 
 
-def test_terminal_sorted_and_dense_agree(hunl: Game) -> None:
-    from agent.terminal import TerminalEquity, _DenseShowdown, _SortedShowdown
+def test_terminal_kernels_and_dense_agree(hunl: Game) -> None:
+    from agent.terminal import TerminalEquity, _DenseShowdown, _KernelShowdown
 
     space = HandSpace(hunl)
     rng = np.random.default_rng(5)
@@ -159,10 +159,11 @@ def test_terminal_sorted_and_dense_agree(hunl: Game) -> None:
         reach = torch.as_tensor(rng.random((7, len(hands))) * (rng.random((7, len(hands))) > 0.3))
         ids = np.zeros(7, dtype=np.int64)
         dense = _DenseShowdown(te, ids)(reach)
-        fast = _SortedShowdown(te, ids)(reach)
+        fast = _KernelShowdown(te, ids)(reach)
         assert torch.allclose(dense, fast, atol=1e-9)
         from agent.terminal import compatible_matrix
 
         comp = torch.as_tensor(compatible_matrix(space, hands, board), dtype=torch.float64)
         fold = te.fold_mass(reach, torch.zeros(7, dtype=torch.long))
         assert torch.allclose(fold, reach @ comp.T, atol=1e-9)
+        assert torch.allclose(te.fold_group(torch.zeros(7, dtype=torch.long))(reach), reach @ comp.T, atol=1e-9)
