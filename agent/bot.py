@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import torch
 
-from agent.config import Config, LeducBotConfig
+from agent.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
 from agent.handspace import HandSpace
 from agent.models import load_value_net
 from agent.netleaf import HandNetLeafValues
 from agent.resolve import SolverConfig, pick_device
-from agent.tree import FCPA
+from agent.timing import TimeBudget
+from agent.tree import DEEPSTACK_SIZING, FCPA
 from protocol.bot import BaseBot
 from protocol.gamedef import DeckConvention, Game
 from protocol.logs import get_logger
 from protocol.matchstate import MatchState
-from protocol.state import Action, ActionKind
+from protocol.state import CALL, Action, ActionKind
 
 log = get_logger("bot")
 
@@ -47,8 +50,79 @@ def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: st
     return ResolveSettings(streets=(round1, round2))
 
 
+def _checked_file(path: str) -> Path:
+    """A data file of ``models/`` checked against its manifest entry (sha256)."""
+    from agent.models import MODELS_DIR, ModelError, manifest_path_for, read_manifest, sha256_of
+
+    p = Path(path)
+    if not p.is_absolute() and not p.exists():
+        p = MODELS_DIR.parent / p
+    if not p.exists():
+        raise ModelError(f"{p}: file is missing (deepstack buckets builds the bucket tables and check-down matrix)")
+    manifest = manifest_path_for(p)
+    entries = read_manifest(manifest)["models"]
+    entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == p.resolve()), None)
+    if entry is None:
+        raise ModelError(f"{p}: not listed in {manifest}")
+    if sha256_of(p) != entry["sha256"]:
+        raise ModelError(f"{p}: sha256 does not match the manifest: the file is corrupt or was replaced")
+    return p
+
+
+def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:
+    """Per-street re-solving for heads-up no-limit hold'em (DeepStack's table, section 4)."""
+    from agent.buckets import BucketTable
+    from agent.equity_matrix import CheckdownMatrices
+    from agent.holdem_leaves import BucketNetLeafValues, CheckdownLeafValues
+
+    dev = pick_device(device)
+    sizing = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))
+    streets_cfg = (cfg.preflop, cfg.flop, cfg.turn, cfg.river)
+    checkdown = None
+
+    def get_checkdown() -> CheckdownLeafValues:
+        nonlocal checkdown
+        if checkdown is None:
+            checkdown = CheckdownLeafValues(CheckdownMatrices(_checked_file(cfg.models.preflop_checkdown)))
+        return checkdown
+
+    def net_leaf(net_path: str, buckets_path: str | None) -> BucketNetLeafValues:
+        net, _ = load_value_net(net_path, device=dev)
+        table = BucketTable.load(_checked_file(buckets_path)) if buckets_path else None
+        return BucketNetLeafValues(net, game, table)
+
+    streets = []
+    for r, sc in enumerate(streets_cfg):
+        config = SolverConfig(algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=sc.iterations, device=device)
+        if sc.leaves == "end" or r == 3:
+            streets.append(StreetSettings(sizing=sizing, config=config))
+            continue
+        if sc.leaves == "checkdown":
+            leaf = get_checkdown()
+            streets.append(StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values))
+            continue
+        if r == 0:
+            aux = net_leaf(cfg.models.aux_net, None)
+            flop = net_leaf(cfg.models.flop_net, cfg.models.flop_buckets)
+            streets.append(StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values))
+        elif r == 1:
+            turn = net_leaf(cfg.models.turn_net, cfg.models.turn_buckets)
+            streets.append(StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values))
+        else:
+            raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
+    return ResolveSettings(streets=tuple(streets))
+
+
+def is_leduc(game: Game) -> bool:
+    return game.num_rounds == 2 and game.deck_size == 6
+
+
+def is_hunl(game: Game) -> bool:
+    return game.is_nolimit and game.num_rounds == 4 and game.deck_size == 52 and game.num_hole_cards == 2
+
+
 class DeepStackBot(BaseBot):
-    """Continual re-solving; Leduc (either deck convention) through :func:`leduc_settings`."""
+    """Continual re-solving: Leduc (either deck convention) and heads-up no-limit hold'em."""
 
     name = "deepstack"
 
@@ -58,21 +132,34 @@ class DeepStackBot(BaseBot):
         self.game = game
         self.config = config
         self.rng = np.random.default_rng(seed)
-        self.device = "cpu" if config.device == "auto" else config.device
-        if game.num_rounds == 2 and game.deck_size == 6:
-            self.bot_config = config.bot.leduc_limit if game.is_limit else config.bot.leduc
+        self.device = "cpu" if config.device == "auto" and not torch.cuda.is_available() else ("cuda" if config.device == "auto" else config.device)
+        self.timing: TimeBudget | None = None
+        if is_leduc(game):
+            self.bot_config: LeducBotConfig | HoldemBotConfig = config.bot.leduc_limit if game.is_limit else config.bot.leduc
+            self.device = "cpu"  # tiny tensors: the CPU beats a GPU here
+        elif is_hunl(game):
+            hc = config.bot.hunl
+            self.bot_config = hc
+            self.timing = TimeBudget(hc.t_per_hand_ms / 1000, hc.t_response_ms / 1000, hc.t_hand_ms / 1000, hc.time_safety)
         else:
-            raise ValueError(f"the DeepStack bot supports Leduc games here, not {game.name}")
+            raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
         self._seats: dict[DeckConvention, _Seat] = {}
         self._seat: _Seat | None = None
         self._hand = -1
-        # build (and load the model) now: a bad model must stop us before the match
-        self._seat_for("high")
+        self._degraded = False
+        # build (and load the models) now: a bad model must stop us before the match
+        seat = self._seat_for("high")
+        if is_hunl(game):
+            for position in (0, 1):  # the first re-solves of a hand are the same every hand
+                seat.resolver.start_hand(position)
 
     def _seat_for(self, convention: DeckConvention) -> _Seat:
         if convention not in self._seats:
             space = HandSpace(self.game, convention)
-            settings = leduc_settings(self.game, space, self.bot_config, self.device)
+            if isinstance(self.bot_config, LeducBotConfig):
+                settings = leduc_settings(self.game, space, self.bot_config, self.device)
+            else:
+                settings = hunl_settings(self.game, self.bot_config, self.device)
             self._seats[convention] = _Seat(convention, space, ContinualResolver(space, settings))
         return self._seats[convention]
 
@@ -83,6 +170,9 @@ class DeepStackBot(BaseBot):
     def observe(self, view: MatchState) -> None:
         if view.hand_id != self._hand:
             self._hand = view.hand_id
+            self._degraded = False
+            if self.timing is not None:
+                self.timing.start_hand()
             cards = list(view.our_cards) + list(view.state.board)
             conventions = self.game.conventions_containing(cards)
             if not conventions:
@@ -90,19 +180,34 @@ class DeepStackBot(BaseBot):
             self._seat = self._seat_for(conventions[0])
             self._seat.resolver.start_hand(view.position)
         assert self._seat is not None
-        self._seat.resolver.observe(view.state)
+        if not self._degraded:
+            try:
+                self._seat.resolver.observe(view.state)
+            except Exception:
+                log.exception("observe_failed", hand=view.hand_id, betting=view.state.betting_string())
+                self._degraded = True
 
     def act(self, view: MatchState) -> Action:
         if self._seat is None or view.hand_id != self._hand:
             self.observe(view)
         assert self._seat is not None
-        start = time.perf_counter()
+        start = time.monotonic()
         seat = self._seat
-        decision = seat.resolver.decide(view.state)
-        hand = seat.space.index(view.our_cards)
-        action = sample_action(decision, hand, self.rng)
-        seat.resolver.act(decision, action)
-        self._log(view, decision, hand, action, time.perf_counter() - start)
+        try:
+            if self._degraded:
+                raise RuntimeError("the re-solving state of this hand was lost earlier")
+            deadline = self.timing.deadline(view.state.round, start) if self.timing is not None else None
+            decision = seat.resolver.decide(view.state, deadline)
+            hand = seat.space.index(view.our_cards)
+            action = sample_action(decision, hand, self.rng)
+            seat.resolver.act(decision, action)
+            self._log(view, decision, hand, action, time.monotonic() - start)
+        except Exception as exc:  # out of memory, a bug: the match goes on with a legal action
+            self._degraded = True
+            action = CALL
+            log.error("decision_failed", hand=view.hand_id, betting=view.state.betting_string(), error=repr(exc), action=str(action))
+        if self.timing is not None:
+            self.timing.spent(time.monotonic() - start)
         return action
 
     def _log(self, view: MatchState, decision: Decision, hand: int, action: Action, seconds: float) -> None:
@@ -115,6 +220,7 @@ class DeepStackBot(BaseBot):
             pot=state.pot,
             to_call=state.amount_to_call(),
             think_ms=round(1000 * seconds, 2),
+            solve_ms=round(1000 * decision.seconds, 2),
             iterations=decision.iterations,
             cached=decision.cached,
             strategy={n: round(float(p), 4) for n, p in zip(names, decision.strategy[:, hand])},

@@ -215,6 +215,59 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- buckets
+def _add_buckets(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "buckets",
+        help="build the hold'em card abstraction (flop and turn buckets) and the pre-flop check-down matrix",
+        description="k-means with earth mover's distance over equity histograms of random boards' hands "
+        "(flop and turn), and the Monte-Carlo pre-flop check-down matrix; written to --out with manifest entries.",
+    )
+    p.add_argument("--street", choices=["flop", "turn", "preflop", "all"], default="all")
+    p.add_argument("--buckets", type=int, default=1000, help="clusters per street (default 1000)")
+    p.add_argument("--boards", type=int, default=400, help="random boards whose hands are clustered (default 400)")
+    p.add_argument("--sample", type=int, default=100_000, help="hands sampled for k-means (default 100000)")
+    p.add_argument("--iterations", type=int, default=20, help="k-means iterations (default 20)")
+    p.add_argument("--bins", type=int, default=50, help="equity histogram bins (default 50)")
+    p.add_argument("--preflop-boards", type=int, default=10_000, help="random boards of the pre-flop matrix")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="models/holdem", help="output folder (default models/holdem)")
+    p.set_defaults(func=_run_buckets)
+
+
+def _run_buckets(args: argparse.Namespace) -> int:
+    from agent.buckets import fit_buckets
+    from agent.equity_matrix import preflop_matrix, save_preflop
+    from agent.models import register_model
+
+    out = Path(args.out)
+    command = "deepstack " + " ".join(sys.argv[1:])
+    for street in ("flop", "turn"):
+        if args.street not in (street, "all"):
+            continue
+        table, stats = fit_buckets(
+            street, args.buckets, args.boards, bins=args.bins, sample=args.sample, iterations=args.iterations,
+            seed=args.seed, progress=lambda m, s=street: print(f"{s}: {m}", file=sys.stderr),
+        )
+        path = out / f"buckets-{street}.npz"
+        table.save(path)
+        register_model(path, name=f"buckets-{street}", kind="buckets", street=street, buckets=args.buckets, bins=args.bins,
+                       boards=args.boards, hands_clustered=int(stats["hands"]), mean_emd=stats["mean_emd"], command=command,
+                       seconds=stats["seconds"])
+        print(f"{street}: {args.buckets} buckets from {int(stats['hands'])} hands, mean EMD {stats['mean_emd']:.4f}, {stats['seconds']:.0f} s -> {path}")
+    if args.street in ("preflop", "all"):
+        import time
+
+        start = time.perf_counter()
+        matrix = preflop_matrix(args.preflop_boards, seed=args.seed)
+        path = out / "preflop-checkdown.npz"
+        save_preflop(matrix, path, args.preflop_boards)
+        register_model(path, name="preflop-checkdown", kind="checkdown-matrix", boards=args.preflop_boards, command=command,
+                       seconds=time.perf_counter() - start)
+        print(f"pre-flop check-down matrix from {args.preflop_boards} boards -> {path}")
+    return 0
+
+
 # ---------------------------------------------------------------------- solve / bench
 def _add_solve(sub: argparse._SubParsersAction) -> None:
     from agent.solve_cli import add_parser
@@ -260,6 +313,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_match,
     _add_dealer,
     _add_solve,
+    _add_buckets,
     _add_generate,
     _add_train,
     _add_eval,

@@ -50,9 +50,48 @@ class LeducBotConfig:
 
 
 @dataclass(frozen=True)
+class StreetConfig:
+    """Re-solving on one hold'em street."""
+
+    #: CFR iterations (the solver also stops at the decision's time budget)
+    iterations: int = 200
+    #: how the lookahead ends: "net" (DeepStack's value network of the next street),
+    #: "checkdown" (the rest of the hand checked down; no network), "end" (solve to the end)
+    leaves: Literal["net", "checkdown", "end"] = "checkdown"
+
+
+@dataclass(frozen=True)
+class HoldemModels:
+    turn_net: str = "models/holdem/turn.pt"
+    flop_net: str = "models/holdem/flop.pt"
+    aux_net: str = "models/holdem/preflop-aux.pt"
+    turn_buckets: str = "models/holdem/buckets-turn.npz"
+    flop_buckets: str = "models/holdem/buckets-flop.npz"
+    preflop_checkdown: str = "models/holdem/preflop-checkdown.npz"
+
+
+@dataclass(frozen=True)
+class HoldemBotConfig:
+    """Continual re-solving in heads-up no-limit hold'em (DeepStack's sparse lookahead trees)."""
+
+    algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
+    preflop: StreetConfig = field(default_factory=lambda: StreetConfig(300, "checkdown"))
+    flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
+    turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
+    river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
+    #: the dealer's average limit per hand, and how much of it we plan to use
+    t_per_hand_ms: int = 7000
+    t_response_ms: int = 600_000
+    t_hand_ms: int = 600_000
+    time_safety: float = 0.7
+    models: HoldemModels = field(default_factory=HoldemModels)
+
+
+@dataclass(frozen=True)
 class BotConfig:
     leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc.pt"))
     leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit.pt"))
+    hunl: HoldemBotConfig = field(default_factory=HoldemBotConfig)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,32 @@ int ds_runout_equity(int H, int k, const uint8_t *hand_cards, const uint8_t *boa
  * den[h] += compatible mass (valid hands only), so equity = num / (2 den).  per_card: rows
  * [n_rem, H], one per card of deck \ board (in deck order), each runout adding into the rows
  * of the cards it draws.  Returns 0 or < 0. */
+/* CFR kernels (cfr_kernels.c), float32 row-major [rows, H] buffers, int64 indices; see the
+ * comment at the top of cfr_kernels.c.  Return -1 done, >= 0 position of the first index out
+ * of range (nothing written), -2 bad sizes / NULL buffer.  threads <= 1: calling thread only. */
+int64_t ds_cfr_forward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
+                       const float *parent, int64_t n_parent, const float *table, int64_t n_table,
+                       float *out, int threads);
+/* out[j] = parent[parent_local[j]] * table[src[j]]; bad index position: j (parent_local),
+ * n + j (src) */
+int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
+                        const float *weight, const float *child, const float *table, int64_t n_table,
+                        float *dst, int64_t n_dst, int threads);
+/* dst[parent_local[j]] += child[j] * table[src[j]] (* weight[j] unless weight is NULL) */
+int64_t ds_cfr_regrets(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                       const int64_t *dec_children, const float *valid, const float *values,
+                       int64_t n_rows, float *regrets, int floor, float pos, float neg, int threads);
+/* R[m, a] += (values[children[m, a]] - values[rows[m]]) * valid[m, a]; then floor ? max(R, 0)
+ * : R * (R > 0 ? pos : neg); bad index position: m (dec_rows), M + m * A + a (children) */
+int64_t ds_cfr_strategy(int64_t M, int64_t A, int64_t H, const float *valid, const float *regrets,
+                        float *strategy, int threads);
+/* regret matching: S[m, a] = max(R, 0) * valid / sum_a, else valid / sum_a valid */
+int64_t ds_cfr_average(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows, const float *strategy,
+                       const float *reach, int64_t n_rows, float w, float *strategy_sum, int threads);
+/* SS[m, a] += w * (S[m, a] * reach[rows[m]]) */
+int64_t ds_cfr_add_rows(int64_t n, int64_t H, const int64_t *rows, const float *src, int64_t n_src, float w,
+                        float *dst, int threads);
+/* dst[i] += w * src[rows[i]] (rows NULL: src[i], needs n <= n_src) */
 /* CDEF END */
 
 #endif

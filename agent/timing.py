@@ -1,0 +1,48 @@
+"""Time management: how long each decision may think, given the match's time rules.
+
+The ACPC dealer allows ``t_per_hand`` milliseconds per hand on average over the whole
+match (and ``t_response`` per reply, ``t_hand`` per hand). The budget of a decision is a
+share of what is banked (the average allowance of the hands played so far and of this one,
+minus the time used) spread over the decisions this hand may still need, capped by the
+per-reply and per-hand limits, all scaled by a safety factor.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+#: decisions still expected in a hand when it is our turn on each street (pre-flop .. river)
+EXPECTED_DECISIONS_LEFT = (4.0, 3.0, 2.0, 1.0)
+
+
+@dataclass
+class TimeBudget:
+    t_per_hand_s: float = 7.0
+    t_response_s: float = 600.0
+    t_hand_s: float = 600.0
+    safety: float = 0.7
+    hands: int = 0
+    used_s: float = 0.0
+    hand_used_s: float = 0.0
+    clock: object = field(default=time.monotonic, repr=False)
+
+    def start_hand(self) -> None:
+        self.hands += 1
+        self.hand_used_s = 0.0
+
+    def budget(self, round_: int) -> float:
+        """Seconds the decision about to be made may use."""
+        banked = self.hands * self.t_per_hand_s - self.used_s
+        left = EXPECTED_DECISIONS_LEFT[min(round_, len(EXPECTED_DECISIONS_LEFT) - 1)]
+        share = max(0.0, banked) / left
+        cap = min(self.t_response_s, self.t_hand_s - self.hand_used_s)
+        return max(0.0, self.safety * min(share, cap))
+
+    def deadline(self, round_: int, started: float) -> float:
+        """Absolute ``clock()`` deadline of a decision that started at ``started``."""
+        return started + self.budget(round_)
+
+    def spent(self, seconds: float) -> None:
+        self.used_s += seconds
+        self.hand_used_s += seconds

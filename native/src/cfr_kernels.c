@@ -1,0 +1,396 @@
+/* Fused CFR kernels (float32) for the CPU path of the vectorized solver (agent/cfr.py).
+ *
+ * Every per-player tensor is a row-major [rows, H] float32 buffer (row = tree node instance,
+ * H = hands); each kernel makes ONE pass over the rows it touches, a row at a time (a row of
+ * H <= 1326 floats stays in L1 while it is combined), with the hand loop vectorised by the
+ * compiler (-O3; AVX2 clone picked at load time, like terminal.c).
+ *
+ *   forward   out[j, :]            = parent[parent_local[j], :] * table[src[j], :]
+ *   backward  dst[parent_local[j], :] += child[j, :] * table[src[j], :] (* weight[j])
+ *   regrets   R[m, a, :] += (values[children[m, a], :] - values[rows[m], :]) * valid[m, a],
+ *             then R = max(R, 0) (floor) or R *= (R > 0 ? pos : neg) (discount)
+ *   strategy  S[m, a, :] = max(R[m, a, :], 0) * valid[m, a] / sum_a(...), or
+ *             valid[m, a] / sum_a valid[m, a] where that sum is 0 (0 if no action is valid)
+ *   average   SS[m, a, :] += w * (S[m, a, :] * reach[rows[m], :])
+ *   add_rows  dst[i, :] += w * src[rows[i], :]
+ *
+ * Arithmetic is done in the same order as the torch phases of agent/cfr.py (the results
+ * agree bit for bit, except `average` / `add_rows` where torch may fuse w * x + y).
+ *
+ * Safety: every index is checked against its table before anything is written, so a bad
+ * index never reads or writes out of bounds.  Return codes (int64): -1 = done; >= 0 = the
+ * flat position of the first out-of-range index (nothing written; for regrets, positions
+ * below M are in rows, M + m * A + a in children); -2 = bad sizes (negative count, H < 1,
+ * NULL pointer where data is needed).  Buffers must not overlap (restrict).
+ *
+ * Threads: `threads` <= 1 runs in the calling thread.  More splits the rows over that many
+ * pthreads (the caller works too) when the work is large enough (PAR_MIN_FLOATS floats per
+ * part); results are identical whatever the thread count (no reduction changes order).
+ * backward splits only at parent boundaries and only when parent_local is non-decreasing
+ * (children of a parent contiguous, parents in order: how agent/lookahead.py lays rows
+ * out); otherwise it runs single-threaded, still correct.  If a thread cannot be created,
+ * its part runs in the caller.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "native.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(DS_NO_CLONES)
+#define CK_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CK_CLONES
+#endif
+
+#if defined(__GNUC__)
+#define CK_INLINE static inline __attribute__((always_inline))
+#else
+#define CK_INLINE static inline
+#endif
+
+#if defined(__GNUC__)
+#define CK_BARRIER() __asm__ __volatile__("" ::: "memory")
+#else
+#define CK_BARRIER() ((void)0)
+#endif
+
+enum { CK_OK = -1, CK_BAD_ARGS = -2 };
+
+#define MAX_THREADS 64
+#define PAR_MIN_FLOATS (1 << 16) /* least work (floats written) per thread */
+#define CHUNK 256                /* hands per block in the strategy kernel */
+
+/* ------------------------------------------------------------------ threads */
+typedef void (*range_fn)(const void *args, int64_t lo, int64_t hi);
+
+typedef struct {
+    range_fn fn;
+    const void *args;
+    int64_t lo, hi;
+} Part;
+
+static void *part_main(void *p) {
+    const Part *q = (const Part *)p;
+    q->fn(q->args, q->lo, q->hi);
+    return NULL;
+}
+
+/* How many parts to use for `items` items of `floats_per_item` floats each. */
+static int parts_for(int threads, int64_t items, int64_t floats_per_item) {
+    if (threads <= 1 || items < 2) return 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    const int64_t fpi = floats_per_item > 0 ? floats_per_item : 1;
+    int64_t by_work = items * fpi / PAR_MIN_FLOATS;
+    if (by_work > items) by_work = items;
+    if (by_work < 1) by_work = 1;
+    return by_work < threads ? (int)by_work : threads;
+}
+
+/* Runs fn over [bounds[i], bounds[i+1]) for i < parts, parts - 1 of them in new threads. */
+static void run_parts(range_fn fn, const void *args, const int64_t *bounds, int parts) {
+    if (parts <= 1) {
+        fn(args, bounds[0], bounds[1]);
+        return;
+    }
+    Part part[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS];
+    for (int i = 1; i < parts; i++) {
+        part[i] = (Part){fn, args, bounds[i], bounds[i + 1]};
+        started[i] = bounds[i] < bounds[i + 1] && pthread_create(&tid[i], NULL, part_main, &part[i]) == 0;
+    }
+    fn(args, bounds[0], bounds[1]);
+    for (int i = 1; i < parts; i++) {
+        if (started[i]) pthread_join(tid[i], NULL);
+        else if (bounds[i] < bounds[i + 1]) fn(args, bounds[i], bounds[i + 1]);
+    }
+}
+
+static void even_bounds(int64_t n, int parts, int64_t *bounds) {
+    for (int i = 0; i <= parts; i++) bounds[i] = n * i / parts;
+}
+
+static void run_even(range_fn fn, const void *args, int64_t n, int64_t floats_per_item, int threads) {
+    int64_t bounds[MAX_THREADS + 1];
+    const int parts = parts_for(threads, n, floats_per_item);
+    even_bounds(n, parts, bounds);
+    run_parts(fn, args, bounds, parts);
+}
+
+/* First position i < n with idx[i] outside [0, limit), or -1. */
+static int64_t first_bad_index(const int64_t *idx, int64_t n, int64_t limit) {
+    for (int64_t i = 0; i < n; i++)
+        if ((uint64_t)idx[i] >= (uint64_t)limit) return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------------ forward */
+typedef struct {
+    int64_t H;
+    const int64_t *parent_local, *src;
+    const float *parent, *table;
+    float *out;
+} ForwardArgs;
+
+CK_CLONES static void forward_range(const void *vargs, int64_t lo, int64_t hi) {
+    const ForwardArgs *g = (const ForwardArgs *)vargs;
+    const int64_t H = g->H;
+    for (int64_t j = lo; j < hi; j++) {
+        const float *restrict p = g->parent + g->parent_local[j] * H;
+        const float *restrict t = g->table + g->src[j] * H;
+        float *restrict o = g->out + j * H;
+        for (int64_t h = 0; h < H; h++) o[h] = p[h] * t[h];
+    }
+}
+
+int64_t ds_cfr_forward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
+                       const float *parent, int64_t n_parent, const float *table, int64_t n_table,
+                       float *out, int threads) {
+    if (n < 0 || H < 1 || n_parent < 0 || n_table < 0) return CK_BAD_ARGS;
+    if (n == 0) return CK_OK;
+    if (!parent_local || !src || !parent || !table || !out) return CK_BAD_ARGS;
+    int64_t bad = first_bad_index(parent_local, n, n_parent);
+    if (bad >= 0) return bad;
+    bad = first_bad_index(src, n, n_table);
+    if (bad >= 0) return n + bad;
+    const ForwardArgs args = {H, parent_local, src, parent, table, out};
+    run_even(forward_range, &args, n, H, threads);
+    return CK_OK;
+}
+
+/* ------------------------------------------------------------------ backward */
+typedef struct {
+    int64_t H;
+    const int64_t *parent_local, *src;
+    const float *weight, *child, *table;
+    float *dst;
+} BackwardArgs;
+
+CK_CLONES static void backward_range(const void *vargs, int64_t lo, int64_t hi) {
+    const BackwardArgs *g = (const BackwardArgs *)vargs;
+    const int64_t H = g->H;
+    for (int64_t j = lo; j < hi; j++) {
+        float *restrict d = g->dst + g->parent_local[j] * H;
+        const float *restrict c = g->child + j * H;
+        const float *restrict t = g->table + g->src[j] * H;
+        if (g->weight) {
+            const float w = g->weight[j];
+            for (int64_t h = 0; h < H; h++) d[h] += (c[h] * t[h]) * w;
+        } else {
+            for (int64_t h = 0; h < H; h++) d[h] += c[h] * t[h];
+        }
+    }
+}
+
+int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
+                        const float *weight, const float *child, const float *table, int64_t n_table,
+                        float *dst, int64_t n_dst, int threads) {
+    if (n < 0 || H < 1 || n_table < 0 || n_dst < 0) return CK_BAD_ARGS;
+    if (n == 0) return CK_OK;
+    if (!parent_local || !src || !child || !table || !dst) return CK_BAD_ARGS;
+    int64_t bad = first_bad_index(parent_local, n, n_dst);
+    if (bad >= 0) return bad;
+    bad = first_bad_index(src, n, n_table);
+    if (bad >= 0) return n + bad;
+    const BackwardArgs args = {H, parent_local, src, weight, child, table, dst};
+    int parts = parts_for(threads, n, H);
+    if (parts > 1) {
+        for (int64_t j = 1; j < n; j++)
+            if (parent_local[j] < parent_local[j - 1]) {
+                parts = 1; /* parents not in order: parts could share a parent row */
+                break;
+            }
+    }
+    int64_t bounds[MAX_THREADS + 1];
+    even_bounds(n, parts, bounds);
+    /* move each inner bound forward to the start of a parent's run of children */
+    for (int i = 1; i < parts; i++) {
+        int64_t b = bounds[i] < bounds[i - 1] ? bounds[i - 1] : bounds[i];
+        while (b > 0 && b < n && parent_local[b] == parent_local[b - 1]) b++;
+        bounds[i] = b;
+    }
+    run_parts(backward_range, &args, bounds, parts);
+    return CK_OK;
+}
+
+/* ------------------------------------------------------------------ regrets */
+typedef struct {
+    int64_t A, H;
+    const int64_t *dec_rows, *dec_children;
+    const float *valid, *values;
+    float *regrets;
+    int floor;
+    float pos, neg;
+} RegretArgs;
+
+CK_CLONES static void regrets_range(const void *vargs, int64_t lo, int64_t hi) {
+    const RegretArgs *g = (const RegretArgs *)vargs;
+    const int64_t A = g->A, H = g->H;
+    const float pos = g->pos, neg = g->neg;
+    for (int64_t m = lo; m < hi; m++) {
+        const float *restrict nv = g->values + g->dec_rows[m] * H;
+        for (int64_t a = 0; a < A; a++) {
+            const float *restrict cv = g->values + g->dec_children[m * A + a] * H;
+            const float v = g->valid[m * A + a];
+            float *restrict r = g->regrets + (m * A + a) * H;
+            if (g->floor) {
+                for (int64_t h = 0; h < H; h++) {
+                    const float x = r[h] + (cv[h] - nv[h]) * v;
+                    r[h] = x < 0.0f ? 0.0f : x;
+                }
+            } else {
+                for (int64_t h = 0; h < H; h++) {
+                    const float x = r[h] + (cv[h] - nv[h]) * v;
+                    r[h] = x * (x > 0.0f ? pos : neg);
+                }
+            }
+        }
+    }
+}
+
+int64_t ds_cfr_regrets(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                       const int64_t *dec_children, const float *valid, const float *values,
+                       int64_t n_rows, float *regrets, int floor, float pos, float neg, int threads) {
+    if (M < 0 || A < 1 || H < 1 || n_rows < 0) return CK_BAD_ARGS;
+    if (M == 0) return CK_OK;
+    if (!dec_rows || !dec_children || !valid || !values || !regrets) return CK_BAD_ARGS;
+    int64_t bad = first_bad_index(dec_rows, M, n_rows);
+    if (bad >= 0) return bad;
+    bad = first_bad_index(dec_children, M * A, n_rows);
+    if (bad >= 0) return M + bad;
+    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg};
+    run_even(regrets_range, &args, M, A * H, threads);
+    return CK_OK;
+}
+
+/* ------------------------------------------------------------------ strategy */
+typedef struct {
+    int64_t A, H;
+    const float *valid, *regrets;
+    float *strategy;
+} StrategyArgs;
+
+CK_CLONES static void strategy_range(const void *vargs, int64_t lo, int64_t hi) {
+    const StrategyArgs *g = (const StrategyArgs *)vargs;
+    const int64_t A = g->A, H = g->H;
+    float total[CHUNK], quot[CHUNK];
+    for (int64_t m = lo; m < hi; m++) {
+        const float *restrict valid = g->valid + m * A;
+        float n_valid = 0.0f;
+        for (int64_t a = 0; a < A; a++) n_valid += valid[a];
+        for (int64_t h0 = 0; h0 < H; h0 += CHUNK) {
+            const int64_t nh = H - h0 < CHUNK ? H - h0 : CHUNK;
+            for (int64_t h = 0; h < nh; h++) total[h] = 0.0f;
+            for (int64_t a = 0; a < A; a++) {
+                const float *restrict r = g->regrets + (m * A + a) * H + h0;
+                const float v = valid[a];
+                for (int64_t h = 0; h < nh; h++) {
+                    const float x = r[h] < 0.0f ? 0.0f : r[h];
+                    total[h] += x * v;
+                }
+            }
+            for (int64_t a = 0; a < A; a++) {
+                const float *restrict r = g->regrets + (m * A + a) * H + h0;
+                float *restrict s = g->strategy + (m * A + a) * H + h0;
+                const float v = valid[a];
+                const float uniform = n_valid != 0.0f ? v / n_valid : 0.0f;
+                /* two loops, kept apart by a compiler barrier: fused, gcc sinks the
+                 * division into a branch of the select and (trapping math) cannot
+                 * vectorise it */
+                for (int64_t h = 0; h < nh; h++) {
+                    const float x = (r[h] < 0.0f ? 0.0f : r[h]) * v;
+                    const float t = total[h];
+                    quot[h] = x / (t > 1e-30f ? t : 1e-30f);
+                }
+                CK_BARRIER();
+                for (int64_t h = 0; h < nh; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
+            }
+        }
+    }
+}
+
+int64_t ds_cfr_strategy(int64_t M, int64_t A, int64_t H, const float *valid, const float *regrets,
+                        float *strategy, int threads) {
+    if (M < 0 || A < 1 || H < 1) return CK_BAD_ARGS;
+    if (M == 0) return CK_OK;
+    if (!valid || !regrets || !strategy) return CK_BAD_ARGS;
+    const StrategyArgs args = {A, H, valid, regrets, strategy};
+    run_even(strategy_range, &args, M, A * H, threads);
+    return CK_OK;
+}
+
+/* ------------------------------------------------------------------ average */
+typedef struct {
+    int64_t A, H;
+    const int64_t *dec_rows;
+    const float *strategy, *reach;
+    float w;
+    float *strategy_sum;
+} AverageArgs;
+
+CK_CLONES static void average_range(const void *vargs, int64_t lo, int64_t hi) {
+    const AverageArgs *g = (const AverageArgs *)vargs;
+    const int64_t A = g->A, H = g->H;
+    const float w = g->w;
+    for (int64_t m = lo; m < hi; m++) {
+        const float *restrict r = g->reach + g->dec_rows[m] * H;
+        for (int64_t a = 0; a < A; a++) {
+            const float *restrict s = g->strategy + (m * A + a) * H;
+            float *restrict ss = g->strategy_sum + (m * A + a) * H;
+            for (int64_t h = 0; h < H; h++) ss[h] += w * (s[h] * r[h]);
+        }
+    }
+}
+
+int64_t ds_cfr_average(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows, const float *strategy,
+                       const float *reach, int64_t n_rows, float w, float *strategy_sum, int threads) {
+    if (M < 0 || A < 1 || H < 1 || n_rows < 0) return CK_BAD_ARGS;
+    if (M == 0) return CK_OK;
+    if (!dec_rows || !strategy || !reach || !strategy_sum) return CK_BAD_ARGS;
+    const int64_t bad = first_bad_index(dec_rows, M, n_rows);
+    if (bad >= 0) return bad;
+    const AverageArgs args = {A, H, dec_rows, strategy, reach, w, strategy_sum};
+    run_even(average_range, &args, M, A * H, threads);
+    return CK_OK;
+}
+
+/* ------------------------------------------------------------------ add_rows */
+typedef struct {
+    int64_t H;
+    const int64_t *rows;
+    const float *src;
+    float w;
+    float *dst;
+} AddRowsArgs;
+
+CK_CLONES static void add_rows_range(const void *vargs, int64_t lo, int64_t hi) {
+    const AddRowsArgs *g = (const AddRowsArgs *)vargs;
+    const int64_t H = g->H;
+    const float w = g->w;
+    for (int64_t i = lo; i < hi; i++) {
+        const float *restrict s = g->src + (g->rows ? g->rows[i] : i) * H;
+        float *restrict d = g->dst + i * H;
+        for (int64_t h = 0; h < H; h++) d[h] += w * s[h];
+    }
+}
+
+int64_t ds_cfr_add_rows(int64_t n, int64_t H, const int64_t *rows, const float *src, int64_t n_src, float w,
+                        float *dst, int threads) {
+    if (n < 0 || H < 1 || n_src < 0) return CK_BAD_ARGS;
+    if (n == 0) return CK_OK;
+    if (!src || !dst) return CK_BAD_ARGS;
+    if (rows) {
+        const int64_t bad = first_bad_index(rows, n, n_src);
+        if (bad >= 0) return bad;
+    } else if (n > n_src) {
+        return CK_BAD_ARGS;
+    }
+    const AddRowsArgs args = {H, rows, src, w, dst};
+    run_even(add_rows_range, &args, n, H, threads);
+    return CK_OK;
+}
