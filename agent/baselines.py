@@ -50,8 +50,26 @@ class RaiseBot(BaseBot):
         return _raise(state, pot_raise_to(state))
 
 
+def random_actions(state: HandState) -> list[Action]:
+    """What the ``random`` baseline chooses from, each with the same probability: fold (only when
+    facing a bet), call, and several legal raise sizes (min, ½ pot, pot, 2 pot, all-in)."""
+    actions: list[Action] = []
+    for kind in state.legal_kinds():
+        if kind is ActionKind.FOLD:
+            actions.append(FOLD)
+        elif kind is ActionKind.CALL:
+            actions.append(CALL)
+        elif state.game.is_limit:
+            actions.append(LIMIT_RAISE)
+        else:
+            low, high = state.raise_bounds() or (0, 0)
+            sizes = sorted({low, high, *(pot_raise_to(state, f) for f in RandomBot.FRACTIONS)})
+            actions.extend(raise_to(s) for s in sizes)
+    return actions
+
+
 class RandomBot(BaseBot):
-    """Uniform over the legal kinds (fold only when facing a bet), then over several raise sizes."""
+    """Uniform over fold (only when facing a bet), call and several legal raise sizes."""
 
     name = "random"
     FRACTIONS = (0.5, 1.0, 2.0)
@@ -60,15 +78,4 @@ class RandomBot(BaseBot):
         self.rng = random.Random(seed)
 
     def act(self, view: MatchState) -> Action:
-        state = view.state
-        kinds = state.legal_kinds()
-        kind = self.rng.choice(kinds)
-        if kind is ActionKind.FOLD:
-            return FOLD
-        if kind is ActionKind.CALL:
-            return CALL
-        if state.game.is_limit:
-            return LIMIT_RAISE
-        low, high = state.raise_bounds() or (0, 0)
-        sizes = sorted({low, high, *(pot_raise_to(state, f) for f in self.FRACTIONS)})
-        return raise_to(self.rng.choice(sizes))
+        return self.rng.choice(random_actions(view.state))

@@ -13,11 +13,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from agent.baselines import pot_raise_to
 from agent.continual import ContinualResolver
 from agent.handspace import HandSpace
 from agent.resolve import Solution
-from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, HandState, raise_to
+from protocol.state import CALL, Action, HandState
 
 
 class StrategyProvider(ABC):
@@ -46,34 +45,16 @@ class CallProvider(StrategyProvider):
 
 
 class RandomProvider(StrategyProvider):
-    """The ``random`` baseline's exact distribution: uniform over legal kinds, then over sizes."""
+    """The ``random`` baseline's exact distribution: uniform over :func:`random_actions`."""
 
     def __init__(self, space: HandSpace) -> None:
         self.space = space
 
     def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
-        from agent.baselines import RandomBot
+        from agent.baselines import random_actions
 
-        kinds = state.legal_kinds()
-        actions: list[Action] = []
-        probs: list[float] = []
-        for kind in kinds:
-            if kind is ActionKind.FOLD:
-                actions.append(FOLD)
-                probs.append(1 / len(kinds))
-            elif kind is ActionKind.CALL:
-                actions.append(CALL)
-                probs.append(1 / len(kinds))
-            elif state.game.is_limit:
-                actions.append(LIMIT_RAISE)
-                probs.append(1 / len(kinds))
-            else:
-                low, high = state.raise_bounds() or (0, 0)
-                sizes = sorted({low, high, *(pot_raise_to(state, f) for f in RandomBot.FRACTIONS)})
-                for s in sizes:
-                    actions.append(raise_to(s))
-                    probs.append(1 / len(kinds) / len(sizes))
-        return actions, np.tile(np.array(probs)[:, None], (1, self.space.size))
+        actions = random_actions(state)
+        return actions, np.full((len(actions), self.space.size), 1.0 / len(actions))
 
 
 class SolutionProvider(StrategyProvider):

@@ -11,6 +11,8 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
     config = load_config()
     assert isinstance(config, Config)
     assert config.device in ("auto", "cpu", "cuda")
+    # a non-editable install without the file falls back to the built-in defaults: they must agree
+    assert config == Config()
 
 
 @pytest.mark.parametrize(

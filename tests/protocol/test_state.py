@@ -249,3 +249,32 @@ def test_random_hands_conserve_chips_and_round_trip(hand: tuple[HandState, list[
     assert abs(sum(payoffs)) < 1e-9  # zero-sum
     for p, v in enumerate(payoffs):
         assert -final.spent[p] <= v <= final.pot - final.spent[p]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_hands())
+def test_random_hands_follow_the_acpc_min_raise_rule(hand: tuple[HandState, list[HandState]]) -> None:
+    """Replays each hand with ACPC.md's betting rules, written out independently of the engine:
+    min raise-to starts at 2 x the big blind, becomes max(previous, X + (X - M)) after a raise
+    to X over M, resets to bet + big blind each round; max raise-to is the stack; above the
+    stack only all-in; nothing once the bet is the stack or the 64-action round cap is near."""
+    final, states = hand
+    game = final.game
+    big = max(game.blind)
+    minimum = 2 * big
+    round_ = 0
+    for before, after in zip(states, states[1:]):
+        if game.is_nolimit and before.current_player is not None:
+            bounds = before.raise_bounds()
+            stack = game.stack[before.current_player]
+            cap_near = len(before.round_actions) + 2 > 64
+            if before.max_spent >= stack or cap_near:
+                assert bounds is None
+            else:
+                assert bounds == (min(minimum, stack), stack)
+        if after.round != round_:  # a new round: current bet + big blind
+            round_ = after.round
+            minimum = after.max_spent + max(big, 1)
+        elif after.max_spent > before.max_spent:  # a raise to X over M
+            x, m = after.max_spent, before.max_spent
+            minimum = max(minimum, x + (x - m))
