@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Protocol
 
+import numpy as np
 import torch
 
 from agent.lookahead import LeafInfo, Lookahead
@@ -173,6 +174,7 @@ class Solver:
         self._kernels = _bind_native_kernels(self) if native is not False else None
         if native and self._kernels is None:
             raise ValueError("native CFR kernels need a float32 lookahead on the CPU and the built native extension")
+        self._terminal_rows = _bind_terminal_rows(la) if self._kernels is not None else None
         for p in range(2):
             self.update_strategy(p)
 
@@ -205,10 +207,14 @@ class Solver:
         values = self.values[player]
         opp = self.reach[1 - player]
         values.zero_()
-        if self._fold is not None:
+        if self._terminal_rows is not None:  # C kernels reading and writing the rows in place
+            out, opp_np = values.numpy(), opp.numpy()
+            for fn in self._terminal_rows[player]:
+                fn(opp_np, out)
+        elif self._fold is not None:
             mass = self._fold(opp.index_select(0, la.fold_rows))
             values[la.fold_rows] = mass.mul_(la.fold_payoff[:, player : player + 1])
-        if self._showdown is not None:
+        if self._terminal_rows is None and self._showdown is not None:
             wl = self._showdown(opp.index_select(0, la.showdown_rows))
             values[la.showdown_rows] = wl.mul_(la.showdown_amount.unsqueeze(1))
         if self._has_leaves:
@@ -388,6 +394,33 @@ def _bind_native_kernels(solver: Solver) -> object | None:
     except ImportError:
         return None
     return SolverKernels(solver)
+
+
+def _bind_terminal_rows(la: Lookahead) -> list[list[Callable]] | None:
+    """Per player, the fold and showdown kernels of the lookahead's terminal rows, bound to
+    read the opponent's reach rows and write the player's value rows in place (C backend only)."""
+    te = la.terminal
+    if te.dense or (not len(la.fold_rows) and not len(la.showdown_rows)):
+        return None
+    backend = te.kernel()
+    if backend.backend != "c":
+        return None
+    from native.showdown import IndexedTerminalRows
+
+    kernel = backend.kernel
+    per_player: list[list[Callable]] = []
+    for p in range(2):
+        fns: list[Callable] = []
+        if len(la.fold_rows):
+            rows = la.fold_rows.numpy()
+            fns.append(IndexedTerminalRows(kernel, True, np.asarray(la.fold_boards), rows, rows,
+                                           la.fold_payoff[:, p].contiguous().numpy()))
+        if len(la.showdown_rows):
+            rows = la.showdown_rows.numpy()
+            fns.append(IndexedTerminalRows(kernel, False, np.asarray(la.showdown_boards), rows, rows,
+                                           la.showdown_amount.contiguous().numpy()))
+        per_player.append(fns)
+    return per_player
 
 
 def exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Tensor | None = None) -> dict[str, float]:

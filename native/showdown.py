@@ -434,6 +434,54 @@ class ShowdownKernel:
         return result
 
 
+class IndexedTerminalRows:
+    """Fold or showdown values for fixed rows of a larger reach matrix, written straight into
+    fixed rows of a larger output matrix (no gather or scatter copies): row ``i`` reads
+    ``reach[in_rows[i]]`` on board ``row_board[i]`` and writes ``scale[i] *`` its values to
+    ``out[out_rows[i]]``. Everything but the two matrices is checked and pinned here, once;
+    the matrices are checked on every call (float32, C-contiguous, width H, not overlapping).
+    """
+
+    def __init__(self, kernel: ShowdownKernel, fold: bool, row_board: Any, in_rows: Any, out_rows: Any, scale: Any) -> None:
+        R = len(np.asarray(in_rows))
+        self.kernel = kernel
+        self.fold = int(bool(fold))
+        self.R = R
+        self._rb = _row_boards(row_board, R, kernel.num_boards)
+        self._in = np.ascontiguousarray(np.asarray(in_rows, dtype=np.int64).reshape(R))
+        self._out = np.ascontiguousarray(np.asarray(out_rows, dtype=np.int64).reshape(R))
+        if len(np.unique(self._out)) != R:
+            raise ValueError("out_rows must not repeat a row")
+        self._scale = None if scale is None else _scales(scale, R)
+        self._keep = (self._rb, self._in, self._out)
+
+    def __call__(self, reach: np.ndarray, out: np.ndarray) -> None:
+        H = self.kernel.size
+        for name, a in (("reach", reach), ("out", out)):
+            if type(a) is not np.ndarray or a.dtype != _F32 or a.ndim != 2 or a.shape[1] != H or not a.flags.c_contiguous:
+                raise ValueError(f"{name} must be a C-contiguous float32 array of shape (N, {H})")
+        if np.may_share_memory(out, reach):
+            raise ValueError("out must not overlap the reach array")
+        if not out.flags.writeable:
+            raise ValueError("out must be writeable")
+        rc = lib.ds_terminal_rows_indexed(
+            self.fold, H, self.kernel.num_boards, self.kernel._packed_ptr, self.R,
+            ffi.from_buffer("int32_t[]", self._rb), ffi.from_buffer("float[]", reach),
+            ffi.from_buffer("int64_t[]", self._in), reach.shape[0],
+            ffi.NULL if self._scale is None else self._scale,
+            ffi.from_buffer("float[]", out), ffi.from_buffer("int64_t[]", self._out), out.shape[0],
+        )
+        if rc != -1:
+            if 0 <= rc < self.R:
+                raise ValueError(f"row {rc}: board index out of range")
+            if self.R <= rc < 2 * self.R:
+                raise ValueError(f"row {rc - self.R}: reach row {int(self._in[rc - self.R])} out of range 0..{reach.shape[0] - 1}")
+            if 2 * self.R <= rc < 3 * self.R:
+                i = rc - 2 * self.R
+                raise ValueError(f"row {i}: output row {int(self._out[i])} out of range 0..{out.shape[0] - 1}")
+            raise _c_error(rc, "terminal kernel")
+
+
 def _next_cards(board: tuple[int, ...], deck: Sequence[int]) -> list[int]:
     on_board = set(board)
     return [c for c in deck if c not in on_board]

@@ -66,6 +66,13 @@ int64_t ds_showdown_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
 int64_t ds_fold_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                             const int32_t *row_board, const float *reach, const float *scale,
                             float *out);
+int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables, int64_t R,
+                                 const int32_t *row_board, const float *reach, const int64_t *in_rows,
+                                 int64_t n_in, const float *scale, float *out, const int64_t *out_rows,
+                                 int64_t n_out);
+/* the same kernels (fold != 0: fold mass, else showdown) with row i reading reach row
+ * in_rows[i] of [n_in, H] and writing out row out_rows[i] of [n_out, H] (rows written must
+ * differ; out may not overlap reach); returns R + i / 2R + i for a bad in_rows / out_rows entry */
 /* the fast path: tables is [B, ds_table_words(H)] as built by ds_board_rank / ds_table_pack
  * (trusted; only headers are checked); rows on the same board are swept together */
 int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,

@@ -545,8 +545,13 @@ typedef void (*lanes_fn)(const uint32_t *, const LaneRows *, vlanes *, vlanes *)
 
 /* Rows grouped by board (a counting sort of the row indices); each board's rows go through
  * the lane kernel LANES at a time, a lone row through the scalar one. */
+/* Row i reads reach row in_rows[i] and writes out row out_rows[i] (identity when NULL). */
+#define IN_ROW(i) (reach + (size_t)(in_rows ? in_rows[i] : (i)) * H)
+#define OUT_ROW(i) (out + (size_t)(out_rows ? out_rows[i] : (i)) * H)
+
 static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const int32_t *row_board,
-                        const float *reach, const float *scale, float *out, one_fn one, lanes_fn lanes) {
+                        const float *reach, const int64_t *in_rows, const float *scale, float *out,
+                        const int64_t *out_rows, one_fn one, lanes_fn lanes) {
     if (H < 1 || H > MAX_HANDS || B < 0 || R < 0) return DS_BAD_ARGS;
     const int64_t bad = check_rows(H, B, tables, R, row_board);
     if (bad != DS_OK) return bad;
@@ -559,7 +564,7 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
         free(perm);
         free(scratch);
         for (int64_t i = 0; i < R; i++)
-            one(tables + (size_t)row_board[i] * stride, reach + (size_t)i * H, out + (size_t)i * H,
+            one(tables + (size_t)row_board[i] * stride, IN_ROW(i), OUT_ROW(i),
                 scale ? scale[i] : 1.0f);
         return DS_OK;
     }
@@ -574,15 +579,15 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
             const int64_t count = first[b] - j;
             if (count < LANES_MIN_ROWS) {
                 const int64_t i = perm[j++];
-                one(t, reach + (size_t)i * H, out + (size_t)i * H, scale ? scale[i] : 1.0f);
+                one(t, IN_ROW(i), OUT_ROW(i), scale ? scale[i] : 1.0f);
                 continue;
             }
             LaneRows lr;
             lr.n_rows = count < LANES ? (int)count : LANES;
             for (int l = 0; l < LANES; l++) {
                 const int64_t i = perm[j + (l < lr.n_rows ? l : 0)];
-                lr.reach[l] = reach + (size_t)i * H;
-                lr.out[l] = out + (size_t)i * H;
+                lr.reach[l] = IN_ROW(i);
+                lr.out[l] = OUT_ROW(i);
                 lr.scale[l] = scale ? scale[i] : 1.0f;
             }
             lanes(t, &lr, scratch, scratch + H);
@@ -598,13 +603,27 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
 int64_t ds_showdown_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                                 const int32_t *row_board, const float *reach, const float *scale,
                                 float *out) {
-    return run_rows(H, B, tables, R, row_board, reach, scale, out, showdown_one, lanes_showdown);
+    return run_rows(H, B, tables, R, row_board, reach, NULL, scale, out, NULL, showdown_one, lanes_showdown);
 }
 
 int64_t ds_fold_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                             const int32_t *row_board, const float *reach, const float *scale,
                             float *out) {
-    return run_rows(H, B, tables, R, row_board, reach, scale, out, fold_one, lanes_fold);
+    return run_rows(H, B, tables, R, row_board, reach, NULL, scale, out, NULL, fold_one, lanes_fold);
+}
+
+int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables, int64_t R,
+                                 const int32_t *row_board, const float *reach, const int64_t *in_rows,
+                                 int64_t n_in, const float *scale, float *out, const int64_t *out_rows,
+                                 int64_t n_out) {
+    if (!in_rows || !out_rows || n_in < 0 || n_out < 0 || R < 0) return DS_BAD_ARGS;
+    for (int64_t i = 0; i < R; i++)
+        if (in_rows[i] < 0 || in_rows[i] >= n_in) return R + i;
+    for (int64_t i = 0; i < R; i++)
+        if (out_rows[i] < 0 || out_rows[i] >= n_out) return 2 * R + i;
+    return fold ? run_rows(H, B, tables, R, row_board, reach, in_rows, scale, out, out_rows, fold_one, lanes_fold)
+                : run_rows(H, B, tables, R, row_board, reach, in_rows, scale, out, out_rows, showdown_one,
+                           lanes_showdown);
 }
 
 int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,
