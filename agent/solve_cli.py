@@ -147,6 +147,14 @@ def run_solve(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- bench solver
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far (MB); on CUDA the device's peak is added."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if torch.cuda.is_available():
+        peak += torch.cuda.max_memory_allocated() / 2**20
+    return round(peak, 1)
+
+
 def _context(device: torch.device) -> dict[str, Any]:
     return {"device": device.type, "threads": torch.get_num_threads()}
 
@@ -161,18 +169,23 @@ def bench_spots(path: Path, names: list[str], device: str) -> list[dict[str, Any
         config = SolverConfig(iterations=2000, device=device)
         sol = solve_ranges(spot.state(), list(spot.ranges), spot.sizing, config, target_exploitability=target, check_every=10)
         last = sol.history[-1]
+        pct = 100 * last["exploitability"] / spot.pot
         rows.append(
             {
-                "bench": f"solver.{name}",
+                "bench": "solver.spot",
+                "spot": name,
                 "value": round(last["seconds"], 4),
                 "unit": "s",
                 "impl": "ours",
-                "exploitability_pct_pot": round(100 * last["exploitability"] / spot.pot, 4),
+                "exploitability_pct": round(pct, 4),
+                "reached_target": bool(pct <= meta["target_pct"]),
+                "target_pct": meta["target_pct"],
                 "iterations": int(last["iterations"]),
+                "check_every": 10,
                 "algorithm": "dcfr (alternating)",
                 "hands": int(len(sol.hands)),
                 "rows": sol.lookahead.num_rows,
-                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "peak_mb": _peak_mb(),
                 **_context(dev),
             }
         )
@@ -180,11 +193,12 @@ def bench_spots(path: Path, names: list[str], device: str) -> list[dict[str, Any
             if ref["spot"] == name:
                 rows.append(
                     {
-                        "bench": f"solver.{name}",
+                        "bench": "solver.spot",
+                        "spot": name,
                         "value": ref["seconds"],
                         "unit": "s",
                         "impl": ref["tool"],
-                        "exploitability_pct_pot": ref["exploitability_pct"],
+                        "exploitability_pct": ref["exploitability_pct"],
                         "source": f"recorded in {path.name} (2 threads, build machine)",
                         "ratio": round(last["seconds"] / ref["seconds"], 2),
                     }
@@ -212,6 +226,7 @@ def bench_deepstack(device: str, iterations: dict[str, int]) -> list[dict[str, A
         start = time.perf_counter()
         sol = solve_ranges(state, [uni, uni], sizing, config)
         seconds = time.perf_counter() - start
+        expl = sol.exploitability()["exploitability"]
         rows.append(
             {
                 "bench": f"solver.deepstack_{street}",
@@ -220,11 +235,12 @@ def bench_deepstack(device: str, iterations: dict[str, int]) -> list[dict[str, A
                 "impl": "ours",
                 "iterations": n,
                 "per_iteration_ms": round(1000 * sol.result.seconds / n, 3),
+                "exploitability_pct": round(100 * expl / state.pot, 4),
                 "hands": int(len(sol.hands)),
                 "rows": sol.lookahead.num_rows,
                 "algorithm": "hybrid (simultaneous, uniform averaging)",
                 "tree": "F,C,1/2P,P,2P,A (river) / F,C,1/2P,P,A then F,C,P,A (turn, river to the end)",
-                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "peak_mb": _peak_mb(),
                 **_context(dev),
             }
         )

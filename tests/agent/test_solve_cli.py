@@ -71,5 +71,10 @@ def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]
     assert {r["impl"] for r in rows} >= {"ours", "postflop-solver (Rust, DCFR)"}
     for r in rows:
         assert {"bench", "value", "unit", "impl"} <= set(r)
-    ours = [r for r in rows if r["impl"] == "ours" and r["bench"] == "solver.river"][0]
-    assert ours["exploitability_pct_pot"] <= 0.3 and ours["device"] == "cpu"
+    ours = [r for r in rows if r["impl"] == "ours" and r["bench"] == "solver.spot"][0]
+    assert ours["spot"] == "river" and ours["reached_target"]
+    assert ours["exploitability_pct"] <= 0.3 and ours["device"] == "cpu"
+    assert ours["iterations"] > 0 and ours["peak_mb"] > 0
+    ref = [r for r in rows if r["impl"] != "ours" and r["bench"] == "solver.spot"][0]
+    assert ref["spot"] == "river" and "ratio" in ref
+    assert {r["bench"] for r in rows} >= {"solver.spot", "solver.deepstack_river"}
