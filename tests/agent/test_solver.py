@@ -167,3 +167,60 @@ def test_terminal_kernels_and_dense_agree(hunl: Game) -> None:
         fold = te.fold_mass(reach, torch.zeros(7, dtype=torch.long))
         assert torch.allclose(fold, reach @ comp.T, atol=1e-9)
         assert torch.allclose(te.fold_group(torch.zeros(7, dtype=torch.long))(reach), reach @ comp.T, atol=1e-9)
+
+
+def test_hybrid_leaves_the_first_iterations_out_of_the_averages(leduc: Game) -> None:
+    space = HandSpace(leduc)
+    cfg = SolverConfig(algorithm="hybrid", alternating=False, iterations=30, skip=12, device="cpu", dtype="float64")
+    sol = solve_ranges(HandState.initial(leduc), [uniform(space)] * 2, FCPA, cfg)
+    assert sol.solver.weight_sum == 30 - 12  # uniform weights, iterations 13..30 only
+    # all iterations skipped: nothing averaged, the current strategy is returned
+    cfg_all = SolverConfig(algorithm="hybrid", alternating=False, iterations=10, skip=10, device="cpu", dtype="float64")
+    none = solve_ranges(HandState.initial(leduc), [uniform(space)] * 2, FCPA, cfg_all)
+    assert none.solver.weight_sum == 0
+    assert torch.equal(none.result.average_strategy, none.solver.strategy)
+    # the averages differ from averaging everything
+    cfg0 = SolverConfig(algorithm="hybrid", alternating=False, iterations=30, skip=0, device="cpu", dtype="float64")
+    every = solve_ranges(HandState.initial(leduc), [uniform(space)] * 2, FCPA, cfg0)
+    assert every.solver.weight_sum == 30
+    assert not torch.allclose(every.result.average_strategy, sol.result.average_strategy)
+
+
+@pytest.mark.parametrize("mode", ["conservative", "aggressive"])
+def test_opponent_range_warm_starts(leduc_limit: Game, mode: str) -> None:
+    """Both warm starts of section 3 at a later public state of a solved game. Conservative:
+    the gadget deals the opponent (1-w) uniform + w estimate and the re-solve stays sound.
+    Aggressive: with probability w the opponent must follow holding a hand from the estimate."""
+    from agent.resolve import WarmStart
+
+    space = HandSpace(leduc_limit)
+    full = solve_ranges(HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=800, device="cpu", dtype="float64"))
+    la, solver = full.lookahead, full.solver
+    sigma, reach = full.result.average_strategy, full.result.root_reach
+    board = cards_from_str("Ks")
+    row = next(r for r in range(la.num_rows) if la.row_key(r) == ("rc/", board))
+    me = la.nodes[row].player
+    opp = 1 - me
+    solver.evaluate(reach, sigma)
+    our = full.to_space(solver.reach[me, row])
+    estimate = full.to_space(solver.reach[opp, row])
+    opp_cfv = full.to_space(solver.best_response_values(reach, sigma, opp)[row])
+    state = la.nodes[row].state.with_board(board)
+    cfg = SolverConfig(iterations=1500, device="cpu", dtype="float64")
+    warm = WarmStart(estimate=estimate, weight=0.9, mode=mode)
+    sub = resolve(state, our, opp_cfv, FCPA, cfg, warm_start=warm)
+    plain = resolve(state, our, opp_cfv, FCPA, cfg)
+    est = torch.as_tensor(estimate[sub.hands] / estimate[sub.hands].sum())
+    opp_root = sub.result.root_reach[opp]
+    if mode == "aggressive":
+        assert torch.all(opp_root >= 0.9 * est - 1e-12)  # the forced-follow share
+        assert not torch.allclose(opp_root, plain.result.root_reach[opp])
+    else:
+        sub_reach = torch.zeros(2, len(sub.hands), dtype=torch.float64)
+        sub_reach[me] = torch.as_tensor(our[sub.hands])
+        sub_reach[opp] = 1.0
+        gained = sub.to_space(sub.solver.best_response_values(sub_reach, sub.result.average_strategy, opp)[0]) - opp_cfv
+        assert gained[sub.hands].max() < 1e-3  # the guarantee is kept
+    for s in (sub, plain):
+        strat = s.result.average_strategy
+        assert torch.isfinite(strat).all()
