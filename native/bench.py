@@ -144,10 +144,15 @@ def _bench_showdown(out: _Out, rng: np.random.Generator, quick: bool, repeat: in
     one = ShowdownKernel(None, boards[0])
     r1, o1 = reach[0].copy(), np.empty(H, dtype=np.float32)
     us = _best(lambda: one.showdown(r1, out=o1), repeat, number * 4) * 1e6
+    # the same C kernel called straight through cffi with prepared pointers: no argument checks
+    zero = np.zeros(1, dtype=np.int32)
+    raw = (H, 1, one._packed_ptr, 1, ffi.from_buffer("int32_t[]", zero), ffi.from_buffer("float[]", r1), ffi.NULL,
+           ffi.from_buffer("float[]", o1))
+    kernel_us = _best(lambda: lib.ds_showdown_rows_packed(*raw), repeat, number * 4) * 1e6
     mixed = np.arange(64, dtype=np.int32)
     c_us = _best(lambda: kernel.showdown(reach, mixed, out=result), repeat, number // 10 or 1) / 64 * 1e6
     out.emit("native.showdown_river", us, "us/range", hands=H, rows=1, api="ShowdownKernel.showdown (Python call)",
-             kernel_us=c_us, kernel_note="per range in one call of 64 ranges on 64 different boards")
+             kernel_us=kernel_us, kernel_note="one range, the C kernel called through cffi with prepared pointers")
     same = np.zeros(64, dtype=np.int32)
     us = _best(lambda: kernel.showdown(reach, same, out=result), repeat, number // 10 or 1) / 64 * 1e6
     out.emit("native.showdown_river_batch64", us, "us/range", hands=H, rows=64, boards=1)
