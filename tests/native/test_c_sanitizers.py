@@ -4,7 +4,8 @@ Python tests cannot see an out-of-bounds read that happens to return plausible d
 signed overflow; the sanitizers can. Each driver in ``native/tests_c`` is its own program:
 ``test_hand_eval.c`` walks every five-card hand, random batches of 1..7 cards, invalid and
 junk rows, and both 7-card enumerations; ``test_terminal.c`` checks the terminal-value
-kernels (``terminal.c``) against slow references.
+kernels (``terminal.c``) against slow references; ``test_cfr_kernels.c`` the fused CFR
+kernels (``cfr_kernels.c``).
 """
 
 from __future__ import annotations
@@ -79,3 +80,10 @@ def test_terminal_c_driver_under_address_and_undefined_sanitizers(
     equities against O(H^2) references, plus every documented error code. The batched
     kernels exist in an AVX2 and a baseline version; the second run forces the baseline."""
     _build_and_run(TESTS_C / "test_terminal.c", tmp_path, flags, args)
+
+
+def test_cfr_kernels_c_driver_under_address_and_undefined_sanitizers(tmp_path: Path) -> None:
+    """The fused CFR kernels against reference loops (1 and 3 threads, H from 1 to 3000) and
+    every out-of-range index they must refuse."""
+    out = _build_and_run(TESTS_C / "test_cfr_kernels.c", tmp_path)
+    assert "cfr kernels: all checks passed" in out

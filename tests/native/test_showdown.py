@@ -143,7 +143,7 @@ def test_hand_list_subsets_on_many_boards() -> None:
     rng = np.random.default_rng(3)
     all_cards = holdem_hand_cards()
     checked = 0
-    for i in range(150):
+    for i in range(600):  # 2400 boards, 14400 ranges
         subset = np.sort(rng.choice(1326, size=int(rng.integers(2, 300)), replace=False))
         hands = HandList(all_cards[subset])
         boards = [random_board(rng, 5 - (j % 3)) for j in range(4)]
@@ -158,7 +158,7 @@ def test_hand_list_subsets_on_many_boards() -> None:
             assert_close(sd[sel], r @ m_sd.T, r)
             assert_close(fd[sel], r @ m_fold.T, r)
             checked += int(sel.sum())
-    assert checked == 150 * 24
+    assert checked == 600 * 24
 
 
 @pytest.mark.parametrize("deck", [LEDUC_DECK, tuple(range(52))], ids=["leduc", "52-singles"])
@@ -302,3 +302,36 @@ def test_bad_inputs_raise_clear_value_errors() -> None:
 def test_hand_list_holdem_is_shared() -> None:
     assert holdem_hands() is holdem_hands()
     assert BoardTable((0, 1, 2), holdem_hand_cards()).hands is holdem_hands()
+
+
+def test_indexed_terminal_rows_read_and_write_in_place() -> None:
+    """The solver's path: rows gathered from a larger reach matrix and written, scaled, into
+    chosen rows of a larger output, the same as the plain kernels; bad rows are refused."""
+    from native.showdown import IndexedTerminalRows
+
+    rng = np.random.default_rng(11)
+    boards = [random_board(rng, 5) for _ in range(3)]
+    kernel = ShowdownKernel(None, boards)
+    H = kernel.size
+    reach = random_reach(rng, 10, H)
+    in_rows = np.array([7, 2, 2, 9, 0])
+    out_rows = np.array([1, 4, 0, 8, 6])
+    row_board = np.array([0, 2, 1, 1, 0])
+    scale = rng.random(5).astype(np.float32)
+    for fold, plain in ((False, kernel.showdown), (True, kernel.fold)):
+        out = np.full((9, H), 5.0, dtype=np.float32)
+        IndexedTerminalRows(kernel, fold, row_board, in_rows, out_rows, scale)(reach, out)
+        want = plain(np.ascontiguousarray(reach[in_rows]), row_board.astype(np.int32)) * scale[:, None]
+        np.testing.assert_allclose(out[out_rows], want, rtol=1e-6, atol=1e-5)
+        untouched = np.setdiff1d(np.arange(9), out_rows)
+        assert (out[untouched] == 5.0).all()
+    with pytest.raises(ValueError, match="reach row 12 out of range"):
+        IndexedTerminalRows(kernel, False, [0], [12], [0], None)(reach, np.zeros((9, H), np.float32))
+    with pytest.raises(ValueError, match="output row 9 out of range"):
+        IndexedTerminalRows(kernel, True, [0], [1], [9], None)(reach, np.zeros((9, H), np.float32))
+    with pytest.raises(ValueError, match="must not repeat"):
+        IndexedTerminalRows(kernel, True, [0, 1], [1, 2], [3, 3], None)
+    with pytest.raises(ValueError, match="float32"):
+        IndexedTerminalRows(kernel, True, [0], [1], [2], None)(reach.astype(np.float64), np.zeros((9, H), np.float32))
+    with pytest.raises(ValueError, match="overlap"):
+        IndexedTerminalRows(kernel, True, [0], [1], [2], None)(reach, reach)
