@@ -63,9 +63,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bets", default="1", help="bet sizes as pot fractions, comma separated (default 1)")
     p.add_argument("--raises", default="0.5", help="raise sizes as pot fractions (default 0.5)")
     p.add_argument("--max-bets", type=int, default=4, help="bets/raises per round (default 4)")
+    p.add_argument("--line", default="", help="actions already taken in this round, ACPC style with raise-to amounts "
+                   "(e.g. r15: out of position bet 10 into a pot of 10; the in-position player is then to act)")
     p.add_argument("--no-allin", action="store_true", help="leave all-in out of the bet sizes")
     p.add_argument("--iterations", type=int, default=1000, help="maximum CFR iterations (default 1000)")
-    p.add_argument("--target", type=float, default=None, help="stop at this exploitability, in %% of the pot")
+    p.add_argument("--target", type=float, default=None,
+                   help="stop at this exploitability, in %% of the pot (default 0.3; 0: run exactly --iterations)")
     p.add_argument("--algorithm", default="dcfr", choices=["dcfr", "cfr+", "dcfr+", "hybrid"])
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--plot", default=None, help="also draw the grids to this PNG file")
@@ -95,6 +98,7 @@ def _spot_from_args(args: argparse.Namespace) -> tuple[Spot, float]:
         all_in=not args.no_allin,
         max_bets=args.max_bets,
         name="spot",
+        line=args.line,
     )
     return spot, (args.target if args.target is not None else 0.3)
 
@@ -104,8 +108,11 @@ def run_solve(args: argparse.Namespace) -> int:
         spot, target_pct = _spot_from_args(args)
         state = spot.state()
         config = SolverConfig(algorithm=args.algorithm, alternating=args.algorithm != "hybrid", iterations=args.iterations, device=args.device)
+        # target 0: exactly --iterations, exploitability measured once at the end
+        check_every = 10 if target_pct > 0 else max(1, args.iterations)
         sol = solve_ranges(
-            state, list(spot.ranges), spot.sizing, config, target_exploitability=target_pct / 100 * spot.pot, check_every=10
+            state, list(spot.ranges), spot.sizing, config, target_exploitability=target_pct / 100 * spot.pot,
+            check_every=check_every,
         )
     except (SpotError, ValueError) as exc:
         print(f"deepstack solve: error: {exc}", file=sys.stderr)

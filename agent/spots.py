@@ -21,7 +21,7 @@ from agent.resolve import SpotError
 from agent.tree import BetSizing
 from native.cards import CardError, cards_from_str, cards_to_str
 from protocol.gamedef import Game, parse_game
-from protocol.state import HandState, RulesError
+from protocol.state import CALL, HandState, RulesError, raise_to
 
 ROUND_OF_BOARD = {3: 1, 4: 2, 5: 3}
 
@@ -45,6 +45,8 @@ class Spot:
     ranges: tuple[np.ndarray, np.ndarray]  # out of position, in position
     range_text: tuple[str, str]
     sizing: BetSizing
+    #: actions already taken in this round, ACPC letters with raise-to amounts (e.g. "r15" or "cr20")
+    line: str = ""
 
     @property
     def game(self) -> Game:
@@ -53,9 +55,23 @@ class Spot:
     def state(self) -> HandState:
         half = self.pot // 2
         try:
-            return HandState.at_round_start(self.game, ROUND_OF_BOARD[len(self.board)], (half, half), self.board)
+            state = HandState.at_round_start(self.game, ROUND_OF_BOARD[len(self.board)], (half, half), self.board)
         except RulesError as exc:
             raise SpotError(str(exc)) from None
+        for token in re.findall(r"c|r\d+|.", self.line):
+            if token == "c":
+                action = CALL
+            elif token.startswith("r") and len(token) > 1:
+                action = raise_to(int(token[1:]))
+            else:
+                raise SpotError(f"line {self.line!r}: {token!r} is not c or r<raise-to amount> (fold ends the spot)")
+            if not state.is_legal(action):
+                raise SpotError(f"line {self.line!r}: {action} is not legal here ({state.betting_string()!r}, "
+                                f"raise-to bounds {state.raise_bounds()})")
+            state = state.apply(action)
+        if state.current_player is None or state.round != ROUND_OF_BOARD[len(self.board)]:
+            raise SpotError(f"line {self.line!r} ends the round: nobody is left to act on this board")
+        return state
 
     def describe(self) -> str:
         return f"{self.name}: board {cards_to_str(self.board)}, pot {self.pot}, effective stack {self.effective_stack}"
@@ -85,6 +101,7 @@ def make_spot(
     all_in: bool = True,
     max_bets: int | None = None,
     name: str = "spot",
+    line: str = "",
 ) -> Spot:
     """A validated spot (bet and raise sizes as pot fractions)."""
     try:
@@ -113,7 +130,9 @@ def make_spot(
         all_in=all_in,
         max_raises=max_bets,
     )
-    return Spot(name, cards, pot, effective_stack, (ranges[0], ranges[1]), (oop_range, ip_range), sizing)
+    spot = Spot(name, cards, pot, effective_stack, (ranges[0], ranges[1]), (oop_range, ip_range), sizing, line)
+    spot.state()  # a bad line is refused here, with the spot
+    return spot
 
 
 _REF_RE = re.compile(r"^#\s+(\S.*?)\s{2,}(\d[\d.]*) s\s+(\d[\d.]*)%\s+(\d[\d.]*) s\s+(\d[\d.]*)%\s+(\d[\d.]*) s\s+(\d[\d.]*)%")

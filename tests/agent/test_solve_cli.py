@@ -78,3 +78,24 @@ def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]
     ref = [r for r in rows if r["impl"] != "ours" and r["bench"] == "solver.spot"][0]
     assert ref["spot"] == "river" and "ratio" in ref
     assert {r["bench"] for r in rows} >= {"solver.spot", "solver.deepstack_river"}
+
+
+def test_spot_facing_a_bet_and_iterations_only(capsys: pytest.CaptureFixture[str]) -> None:
+    """--line replays this round's actions (OOP bets the pot: raise to 15 from 5 each), so the
+    in-position player is to act facing the bet; --target 0 runs exactly --iterations."""
+    args = ["solve", "--board", "QsJh2h8d3c", "--pot", "10", "--stack", "95", "--oop", "AA,KK,QQ,AK,JTs",
+            "--ip", "QQ,JJ,TT,AQ,KQ", "--line", "r15", "--target", "0", "--iterations", "120", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["player"] == "ip" and out["iterations"] == 120
+    assert out["actions"][:2] == ["fold", "call"] and out["actions"][-1] == "all-in 100"
+    assert abs(sum(out["frequencies"].values()) - 1) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("r3", "not legal here"), ("cc", "ends the round"), ("x", "is not c or r"), ("r500", "not legal here")],
+)
+def test_bad_lines_are_refused(line: str, message: str) -> None:
+    with pytest.raises(SpotError, match=message):
+        make_spot("QsJh2h8d3c", 10, 95, "AA", "KK", line=line)
