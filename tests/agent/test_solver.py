@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 import torch
@@ -93,22 +95,46 @@ def test_vectorized_best_response_matches_enumeration(leduc_limit: Game) -> None
     assert e["br1"] == pytest.approx(_brute_force_best_response(sol, 1), abs=1e-9)
 
 
-def test_resolving_with_the_gadget_is_sound(leduc_limit: Game) -> None:
-    """Re-solve a later public state from (our range, opponent CFVs): the opponent gains
-    nothing over the given values, and the combined strategy is no more exploitable."""
-    space = HandSpace(leduc_limit)
-    full = solve_ranges(HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=1500, device="cpu", dtype="float64"))
+@dataclass
+class LaterState:
+    """A limit-Leduc game solved from the root, seen at the public state rc/Ks: the players,
+    our reach, the opponent's reach (a range estimate) and best-response CFVs there."""
+
+    full: object
+    sigma: torch.Tensor
+    reach: torch.Tensor
+    row: int
+    me: int
+    opp: int
+    our: np.ndarray
+    estimate: np.ndarray
+    opp_cfv: np.ndarray
+    state: HandState
+
+
+def later_state(game: Game, iterations: int) -> LaterState:
+    space = HandSpace(game)
+    full = solve_ranges(HandState.initial(game), [uniform(space)] * 2, FCPA, SolverConfig(iterations=iterations, device="cpu", dtype="float64"))
     la, solver = full.lookahead, full.solver
     sigma, reach = full.result.average_strategy, full.result.root_reach
-    base = exploitability(solver, reach, sigma)["exploitability"]
     board = cards_from_str("Ks")
     row = next(r for r in range(la.num_rows) if la.row_key(r) == ("rc/", board))
     me = la.nodes[row].player
     opp = 1 - me
     solver.evaluate(reach, sigma)
     our = full.to_space(solver.reach[me, row])
+    estimate = full.to_space(solver.reach[opp, row])
     opp_cfv = full.to_space(solver.best_response_values(reach, sigma, opp)[row])
-    state = la.nodes[row].state.with_board(board)
+    return LaterState(full, sigma, reach, row, me, opp, our, estimate, opp_cfv, la.nodes[row].state.with_board(board))
+
+
+def test_resolving_with_the_gadget_is_sound(leduc_limit: Game) -> None:
+    """Re-solve a later public state from (our range, opponent CFVs): the opponent gains
+    nothing over the given values, and the combined strategy is no more exploitable."""
+    ls = later_state(leduc_limit, 1500)
+    full, sigma, reach, me, opp, our, opp_cfv, state = ls.full, ls.sigma, ls.reach, ls.me, ls.opp, ls.our, ls.opp_cfv, ls.state
+    la, solver = full.lookahead, full.solver
+    base = exploitability(solver, reach, sigma)["exploitability"]
     sub = resolve(state, our, opp_cfv, FCPA, SolverConfig(iterations=2000, device="cpu", dtype="float64"))
     sub_reach = torch.zeros(2, len(sub.hands), dtype=torch.float64)
     sub_reach[me] = torch.as_tensor(our[sub.hands])
@@ -193,19 +219,8 @@ def test_opponent_range_warm_starts(leduc_limit: Game, mode: str) -> None:
     Aggressive: with probability w the opponent must follow holding a hand from the estimate."""
     from agent.resolve import WarmStart
 
-    space = HandSpace(leduc_limit)
-    full = solve_ranges(HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=800, device="cpu", dtype="float64"))
-    la, solver = full.lookahead, full.solver
-    sigma, reach = full.result.average_strategy, full.result.root_reach
-    board = cards_from_str("Ks")
-    row = next(r for r in range(la.num_rows) if la.row_key(r) == ("rc/", board))
-    me = la.nodes[row].player
-    opp = 1 - me
-    solver.evaluate(reach, sigma)
-    our = full.to_space(solver.reach[me, row])
-    estimate = full.to_space(solver.reach[opp, row])
-    opp_cfv = full.to_space(solver.best_response_values(reach, sigma, opp)[row])
-    state = la.nodes[row].state.with_board(board)
+    ls = later_state(leduc_limit, 800)
+    me, opp, our, estimate, opp_cfv, state = ls.me, ls.opp, ls.our, ls.estimate, ls.opp_cfv, ls.state
     cfg = SolverConfig(iterations=1500, device="cpu", dtype="float64")
     warm = WarmStart(estimate=estimate, weight=0.9, mode=mode)
     sub = resolve(state, our, opp_cfv, FCPA, cfg, warm_start=warm)
