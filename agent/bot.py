@@ -52,21 +52,9 @@ def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: st
 
 def _checked_file(path: str) -> Path:
     """A data file of ``models/`` checked against its manifest entry (sha256)."""
-    from agent.models import MODELS_DIR, ModelError, manifest_path_for, read_manifest, sha256_of
+    from agent.models import checked_file
 
-    p = Path(path)
-    if not p.is_absolute() and not p.exists():
-        p = MODELS_DIR.parent / p
-    if not p.exists():
-        raise ModelError(f"{p}: file is missing (deepstack buckets builds the bucket tables and check-down matrix)")
-    manifest = manifest_path_for(p)
-    entries = read_manifest(manifest)["models"]
-    entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == p.resolve()), None)
-    if entry is None:
-        raise ModelError(f"{p}: not listed in {manifest}")
-    if sha256_of(p) != entry["sha256"]:
-        raise ModelError(f"{p}: sha256 does not match the manifest: the file is corrupt or was replaced")
-    return p
+    return checked_file(path, " (deepstack buckets builds the bucket tables and check-down matrix)")[0]
 
 
 def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:

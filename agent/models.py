@@ -73,13 +73,14 @@ def register_model(model_path: Path, name: str, **info: Any) -> Path:
     return manifest
 
 
-def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tuple[torch.jit.ScriptModule, dict[str, Any]]:
-    """Load a TorchScript value network after checking it against its manifest entry."""
+def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[str, Any]]:
+    """A file of ``models/`` (path relative to the project or absolute) and its manifest entry,
+    after checking that it exists, is listed and has the recorded sha256."""
     path = Path(path)
     if not path.is_absolute() and not path.exists():
         path = MODELS_DIR.parent / path
     if not path.exists():
-        raise ModelError(f"{path}: model file is missing")
+        raise ModelError(f"{path}: model file is missing{missing_hint}")
     manifest = manifest_path_for(path)
     entries = read_manifest(manifest)["models"]
     entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == path.resolve()), None)
@@ -88,6 +89,12 @@ def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tupl
     digest = sha256_of(path)
     if digest != entry["sha256"]:
         raise ModelError(f"{path}: sha256 {digest[:12]}... does not match the manifest ({entry['sha256'][:12]}...): the file is corrupt or was replaced")
+    return path, entry
+
+
+def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tuple[torch.jit.ScriptModule, dict[str, Any]]:
+    """Load a TorchScript value network after checking it against its manifest entry."""
+    path, entry = checked_file(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is our deployment format
