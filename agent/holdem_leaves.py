@@ -13,8 +13,10 @@ continual re-solving needs after the cards come.
 
 from __future__ import annotations
 
+import weakref
 from itertools import combinations
 from math import comb
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -28,20 +30,37 @@ from native.cards import hands_blocked_by
 from protocol.gamedef import Game
 
 
+class _PerLookahead:
+    """Values prepared once per lookahead (a re-solve calls the leaf function every iteration).
+    Keyed by identity with a weak reference, so a new lookahead at a reused address is not
+    mistaken for an old one; a few are kept."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self._items: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, la: Lookahead, build: Callable[[], Any]) -> Any:
+        item = self._items.get(id(la))
+        if item is not None and item[0]() is la:
+            return item[1]
+        if len(self._items) >= self.size:
+            self._items.clear()
+        value = build()
+        self._items[id(la)] = (weakref.ref(la), value)
+        return value
+
+
 class CheckdownLeafValues:
     """``value(h) = amount * sum_h' E[h, h'] r_opp(h')`` with the leaf board's check-down matrix."""
 
     def __init__(self, matrices: CheckdownMatrices) -> None:
         self.matrices = matrices
-        self._prepared: dict[int, tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]] = {}
+        self._prepared = _PerLookahead()
 
     def _prepare(self, leaves: LeafInfo, la: Lookahead):
-        key = id(la)
-        hit = self._prepared.get(key)
-        if hit is not None:
-            return hit
-        if len(self._prepared) > 16:
-            self._prepared.clear()
+        return self._prepared.get(la, lambda: self._build(leaves, la))
+
+    def _build(self, leaves: LeafInfo, la: Lookahead):
         groups = []
         hands = torch.as_tensor(la.hands)
         by_board: dict[tuple[int, ...], list[int]] = {}
@@ -51,7 +70,6 @@ class CheckdownLeafValues:
             e = self.matrices.matrix(board)[hands][:, hands].to(device=la.device, dtype=la.dtype)
             groups.append((torch.as_tensor(idx, device=la.device), e))
         amount = torch.as_tensor(leaves.spent.min(axis=1), dtype=la.dtype, device=la.device).unsqueeze(1)
-        self._prepared[key] = (groups, amount)
         return groups, amount
 
     def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
@@ -80,7 +98,7 @@ class BucketNetLeafValues:
         self.buckets = buckets  # None: pre-flop classes
         self.num_buckets = buckets.num_buckets if buckets is not None else 169
         self._classes = torch.as_tensor(preflop_classes())
-        self._prepared: dict[int, dict] = {}
+        self._prepared = _PerLookahead()
 
     def _ids(self, board: tuple[int, ...]) -> torch.Tensor:
         if self.buckets is None:
@@ -88,12 +106,9 @@ class BucketNetLeafValues:
         return torch.as_tensor(self.buckets.assign(board))
 
     def _prepare(self, leaves: LeafInfo, la: Lookahead) -> dict:
-        key = id(la)
-        hit = self._prepared.get(key)
-        if hit is not None:
-            return hit
-        if len(self._prepared) > 16:
-            self._prepared.clear()
+        return self._prepared.get(la, lambda: self._build(leaves, la))
+
+    def _build(self, leaves: LeafInfo, la: Lookahead) -> dict:
         rows, ids, weights = [], [], []
         hands = torch.as_tensor(la.hands)
         for i, (board, nxt) in enumerate(zip(leaves.boards, leaves.next_round)):
@@ -117,7 +132,6 @@ class BucketNetLeafValues:
             "weights": torch.as_tensor(weights, dtype=la.dtype, device=la.device).unsqueeze(1),
             "pot": torch.as_tensor(leaves.spent.sum(axis=1), dtype=la.dtype, device=la.device),
         }
-        self._prepared[key] = prepared
         return prepared
 
     def _values(self, reach: torch.Tensor, ids: torch.Tensor, pot: torch.Tensor) -> torch.Tensor:
