@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from agent.batched import BatchSpot, solve_batch
 from agent.handspace import HandSpace
 from agent.leaves import CheckdownEvaluator
 from agent.rangegen import recursive_range, strength_order
@@ -190,10 +191,13 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
     rng = np.random.default_rng([spec.seed, index])
     dtype = "float64" if is_hand_level(game) else "float32"
     config = SolverConfig(algorithm=spec.algorithm, iterations=spec.iterations, device=spec.device, dtype=dtype)
+    situations = [draw_situation(space, spec.round, rng) for _ in range(count)]
+    if is_hand_level(game) and spec.round == game.num_rounds - 1:
+        solved = solve_last_round_batch(space, spec.round, situations, config)
+    else:
+        solved = [solve_situation(space, spec.round, sit, config) for sit in situations]
     rows: dict[str, list[np.ndarray]] = {}
-    for _ in range(count):
-        sit = draw_situation(space, spec.round, rng)
-        values = solve_situation(space, spec.round, sit, config)
+    for sit, values in zip(situations, solved):
         if is_hand_level(game):
             x, y, m = encode(space, sit, values)
             item = {"inputs": x, "targets": y, "masks": m}
@@ -209,6 +213,29 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
         for key, value in item.items():
             rows.setdefault(key, []).append(value)
     return {key: np.stack(values) for key, values in rows.items()}
+
+
+def solve_last_round_batch(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig) -> list[np.ndarray]:
+    """Like :func:`solve_situation` for every situation, all solved in one batched CFR
+    (:mod:`agent.batched`); both-all-in situations are valued by their showdown."""
+    game = space.game
+    out: list[np.ndarray | None] = [None] * len(situations)
+    spots, where = [], []
+    for i, sit in enumerate(situations):
+        half = sit.pot // 2
+        valid = space.valid(sit.board)
+        ranges = sit.ranges * valid
+        ranges = ranges / ranges.sum(axis=1, keepdims=True)
+        if all(half >= s for s in game.stack):
+            out[i] = _allin_values(space, sit.board, ranges, half) / sit.pot
+            continue
+        spots.append(BatchSpot(HandState.at_round_start(game, round_, (half, half), sit.board), ranges))
+        where.append(i)
+    if spots:
+        values = solve_batch(space, spots, FCPA, config.variant(), config.iterations)
+        for i, v in zip(where, values):
+            out[i] = v / situations[i].pot
+    return out  # type: ignore[return-value]
 
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:

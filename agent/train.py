@@ -8,6 +8,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -157,7 +158,9 @@ def train(
     assert best_state is not None
     net.load_state_dict(best_state)
     net.eval()
-    scripted = torch.jit.script(net)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is our deployment format
+        scripted = torch.jit.script(net)
     model_path = out_dir / f"{model_name}.pt"
     scripted.save(str(model_path))
     plot_history(history, out_dir / f"{model_name}.loss.png", model_name)

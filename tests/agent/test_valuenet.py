@@ -1,0 +1,113 @@
+"""Value-network pipeline on Leduc: batched data generation, resumable shards, training,
+TorchScript export and use as the depth-limit leaves of a re-solve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agent.batched import BatchSpot, solve_batch
+from agent.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
+from agent.handspace import HandSpace
+from agent.models import load_value_net
+from agent.netleaf import HandNetLeafValues
+from agent.resolve import SolverConfig, solve_ranges
+from agent.train import TrainSpec, train
+from agent.tree import FCPA
+from agent.valuenet import NetSpec, ValueNet
+from protocol.gamedef import Game, load_game
+from protocol.state import HandState
+
+
+@pytest.mark.parametrize("name", ["leduc", "leduc-limit"])
+def test_batched_solver_agrees_with_the_resolver(name: str) -> None:
+    """The batched CFR gives the re-solver's values (same variant and iterations) for each
+    situation of a batch that mixes tree shapes and boards."""
+    game = load_game(name)
+    space = HandSpace(game)
+    rng = np.random.default_rng(5)
+    config = SolverConfig(iterations=1000, device="cpu", dtype="float64")
+    situations = []
+    while len(situations) < 3:
+        sit = draw_situation(space, 1, rng)
+        if sit.pot // 2 < min(game.stack):
+            situations.append(sit)
+    batched = np.stack(solve_last_round_batch(space, 1, situations, config))
+    reference = np.stack([solve_situation(space, 1, s, config) for s in situations])
+    # both are 1000-iteration approximations; they differ by < 0.3% of the pot in practice
+    assert np.abs(batched - reference).max() < 0.01
+    for sit, values in zip(situations, batched):
+        valid = space.valid(sit.board)
+        assert np.all(values[:, ~valid] == 0)
+
+
+def test_batched_values_are_zero_sum_and_match_a_hand_computed_case(leduc_limit: Game) -> None:
+    space = HandSpace(leduc_limit)
+    rng = np.random.default_rng(2)
+    spots = []
+    for _ in range(6):
+        sit = draw_situation(space, 1, rng)
+        r = sit.ranges * space.valid(sit.board)
+        spots.append(BatchSpot(HandState.at_round_start(leduc_limit, 1, (sit.pot // 2, sit.pot // 2), sit.board), r / r.sum(1, keepdims=True)))
+    out = solve_batch(space, spots, FCPA, SolverConfig().variant(), 300)
+    ranges = np.stack([s.ranges for s in spots])
+    np.testing.assert_allclose((out * ranges).sum(axis=(1, 2)), 0.0, atol=1e-9)
+    # Player 0 holds only the pair (the nuts), player 1 only a card that cannot win: player 1
+    # never puts more chips in, so the pair wins exactly the chips in already (contribution x1).
+    board = (int(space.cards[0][0]),)
+    pair = next(i for i in range(space.size) if int(space.cards[i][0]) >> 2 == board[0] >> 2 and int(space.cards[i][0]) != board[0])
+    loser = next(i for i in range(space.size) if space.strengths(board)[i] >= 0 and i != pair and space.strengths(board)[i] < space.strengths(board)[pair])
+    r = np.zeros((2, space.size))
+    r[0, pair] = r[1, loser] = 1.0
+    spot = BatchSpot(HandState.at_round_start(leduc_limit, 1, (5, 5), board), r)
+    values = solve_batch(space, [spot], FCPA, SolverConfig().variant(), 2000)[0]
+    assert values[0, pair] == pytest.approx(5.0, abs=0.02)
+    assert values[1, loser] == pytest.approx(-5.0, abs=0.02)
+
+
+def test_resumed_generation_gives_the_same_shards(tmp_path: Path) -> None:
+    spec = GenerateSpec(game="leduc", round=1, situations=12, shard_size=4, seed=3, iterations=40)
+    full, resumed = tmp_path / "full", tmp_path / "resumed"
+    generate(spec, full, progress=False)
+    generate(GenerateSpec(**{**spec.__dict__, "situations": 4}), resumed, progress=False)  # "interrupted" after one shard
+    generate(spec, resumed, progress=False)
+    for i in range(3):
+        with np.load(shard_path(full, i)) as a, np.load(shard_path(resumed, i)) as b:
+            for key in ("inputs", "targets", "masks"):
+                np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_zero_sum_layer() -> None:
+    net = ValueNet(NetSpec(buckets=6, extra=6, hidden=16, layers=2))
+    x = torch.rand(5, 1 + 12 + 6)
+    x[:, 1:7] /= x[:, 1:7].sum(1, keepdim=True)
+    x[:, 7:13] /= x[:, 7:13].sum(1, keepdim=True)
+    out = net(x)
+    weighted = (x[:, 1:13] * out).sum(dim=1)
+    torch.testing.assert_close(weighted, torch.zeros(5), atol=1e-6, rtol=0)
+
+
+def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game) -> None:
+    """Seconds-long end to end: solved situations -> trained net -> TorchScript + manifest ->
+    checked load -> depth-limit leaves of a round-1 re-solve."""
+    data, out = tmp_path / "data", tmp_path / "models"
+    generate(GenerateSpec(game="leduc", round=1, situations=64, shard_size=32, seed=1, iterations=60), data, progress=False)
+    space = HandSpace(leduc)
+    stats = train(data, out, buckets=space.size, extra=len(space.deck), spec=TrainSpec(epochs=6, batch_size=16, hidden=32, layers=2, lr_drop_epoch=4),
+                  model_name="tiny", progress=False, canonical_space=space)
+    history = __import__("json").loads((out / "tiny.history.json").read_text())
+    assert history[-1]["train"] < history[0]["train"]
+    assert (out / "tiny.loss.png").stat().st_size > 0
+    net, entry = load_value_net(out / "tiny.pt")
+    assert entry["training_situations"] + entry["validation_situations"] == 64
+    assert entry["validation_loss"] == pytest.approx(stats["validation_loss"])
+    leaf = HandNetLeafValues(net, space, canonical=True)
+    uniform = np.ones(space.size) / space.size
+    sol = solve_ranges(HandState.initial(leduc), [uniform, uniform], FCPA, SolverConfig(iterations=30, device="cpu", dtype="float64"),
+                       space=space, last_round=0, leaf_values=leaf)
+    strategy = sol.root_strategy()
+    assert np.all(np.isfinite(strategy))
+    np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-9)
