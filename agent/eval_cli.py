@@ -15,7 +15,7 @@ from protocol.gamedef import GameDefError, load_game
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="evaluate a bot (exploitability, policy export)", description="Evaluation tools.")
+    p = sub.add_parser("eval", help="evaluate a bot (exploitability, policy export, LBR, AIVAT)", description="Evaluation tools.")
     evsub = p.add_subparsers(dest="eval_command", required=True, metavar="TOOL")
     for name, helptext in (
         ("exploitability", "exact exploitability of the continual re-solving agent (Leduc)"),
@@ -51,6 +51,56 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--out", default=None, help="folder for resumable chunks and the result")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_lbr_cli)
+    q = evsub.add_parser(
+        "aivat",
+        help="a bot's winnings against an opponent: raw, duplicate and AIVAT estimates (Leduc)",
+        description="Plays HANDS hands between two bots whose strategies are known (pairs of hands with the same "
+        "cards and seats swapped) and reports raw, duplicate and AIVAT estimates with 95%% intervals. AIVAT's "
+        "control variates are the values of an equilibrium of the full game (exact, Leduc games).",
+    )
+    q.add_argument("--game", required=True)
+    q.add_argument("--bot", default="deepstack", choices=["deepstack", "call", "random", "equilibrium"])
+    q.add_argument("--opponent", default="random", choices=["deepstack", "call", "random", "equilibrium"])
+    q.add_argument("--hands", type=int, required=True)
+    q.add_argument("--config", default=None)
+    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of a deepstack bot (default: config)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=run_aivat_cli)
+
+
+def run_aivat_cli(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from agent.aivat import ProfileValue, run_aivat
+    from agent.policies import ProviderFactory
+
+    try:
+        game = load_game(args.game)
+        if game.deck_size > 12:
+            raise ValueError(f"{args.game}: AIVAT's exact equilibrium values are available for Leduc games only")
+        if args.hands < 2:
+            raise ValueError("--hands must be at least 2")
+        ours = ProviderFactory(args.game, args.bot, args.config, args.iterations)()
+        opponent = ProviderFactory(args.game, args.opponent, args.config, args.iterations)()
+        reference = ProviderFactory(args.game, "equilibrium", iterations=1000)()
+    except (GameDefError, ConfigError, ModelError, ValueError) as exc:
+        print(f"deepstack eval aivat: error: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    bar = tqdm(total=args.hands, desc=f"{args.bot} vs {args.opponent}", unit="hand", disable=args.json)
+    result = run_aivat(game, ours, opponent, ProfileValue(ours.space, [reference, reference]), args.hands, seed=args.seed,
+                       progress=bar.update)
+    bar.close()
+    scale = 1000.0 / game.big_blind
+    out = {"game": args.game, "bot": args.bot, "opponent": args.opponent, "hands": args.hands, "unit": "mbb/g",
+           **{name: est.to_dict(scale) for name, est in result.items()}, "seconds": round(time.perf_counter() - start, 1)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for name, est in result.items():
+            print(f"{name:>9}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+    return 0
 
 
 def run_lbr_cli(args: argparse.Namespace) -> int:
