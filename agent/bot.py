@@ -27,7 +27,7 @@ from protocol.bot import BaseBot
 from protocol.gamedef import DeckConvention, Game
 from protocol.logs import get_logger
 from protocol.matchstate import MatchState
-from protocol.state import CALL, Action, ActionKind
+from protocol.state import CALL, FOLD, Action, ActionKind
 
 log = get_logger("bot")
 
@@ -121,25 +121,29 @@ class DeepStackBot(BaseBot):
         self.config = config
         self.rng = np.random.default_rng(seed)
         self.device = "cpu" if config.device == "auto" and not torch.cuda.is_available() else ("cuda" if config.device == "auto" else config.device)
-        self.timing: TimeBudget | None = None
+        tc = config.bot.time
+        self.timing: TimeBudget | None = TimeBudget(
+            tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=game.num_rounds
+        )
         if is_leduc(game):
             self.bot_config: LeducBotConfig | HoldemBotConfig = config.bot.leduc_limit if game.is_limit else config.bot.leduc
             self.device = "cpu"  # tiny tensors: the CPU beats a GPU here
         elif is_hunl(game):
             hc = config.bot.hunl
             self.bot_config = hc
-            self.timing = TimeBudget(hc.t_per_hand_ms / 1000, hc.t_response_ms / 1000, hc.t_hand_ms / 1000, hc.time_safety)
         else:
             raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
         self._seats: dict[DeckConvention, _Seat] = {}
         self._seat: _Seat | None = None
         self._hand = -1
         self._degraded = False
+        self._starved = False
         # build (and load the models) now: a bad model must stop us before the match
-        seat = self._seat_for("high")
-        if is_hunl(game):
-            for position in (0, 1):  # the first re-solves of a hand are the same every hand
-                seat.resolver.start_hand(position)
+        # and solve the first state of a hand for both positions (the same every hand), for
+        # each deck a reduced-deck dealer may use, so that no decision of the match pays for it
+        conventions: list[DeckConvention] = ["high"] if game.deck("high") == game.deck("low") else ["high", "low"]
+        for convention in conventions:
+            self._seat_for(convention).resolver.prepare()
 
     def _seat_for(self, convention: DeckConvention) -> _Seat:
         if convention not in self._seats:
@@ -159,6 +163,7 @@ class DeepStackBot(BaseBot):
         if view.hand_id != self._hand:
             self._hand = view.hand_id
             self._degraded = False
+            self._starved = False
             if self.timing is not None:
                 self.timing.start_hand()
             cards = list(view.our_cards) + list(view.state.board)
@@ -184,8 +189,12 @@ class DeepStackBot(BaseBot):
         try:
             if self._degraded:
                 raise RuntimeError("the re-solving state of this hand was lost earlier")
+            if self._starved or (self.timing is not None and not self.timing.affordable(view.state.round)):
+                return self._out_of_time(view, start)
             deadline = self.timing.deadline(view.state.round, start) if self.timing is not None else None
             decision = seat.resolver.decide(view.state, deadline)
+            if self.timing is not None and not decision.cached:
+                self.timing.solved(view.state.round, time.monotonic() - start)
             hand = seat.space.index(view.our_cards)
             action = sample_action(decision, hand, self.rng)
             seat.resolver.act(decision, action)
@@ -196,6 +205,16 @@ class DeepStackBot(BaseBot):
             log.error("decision_failed", hand=view.hand_id, betting=view.state.betting_string(), error=repr(exc), action=str(action))
         if self.timing is not None:
             self.timing.spent(time.monotonic() - start)
+        return action
+
+    def _out_of_time(self, view: MatchState, start: float) -> Action:
+        """No time left for a re-solve: check, or fold to a bet; the rest of the hand is played
+        the same way (its re-solving state is not kept up to date any more)."""
+        self._starved = True
+        action = CALL if view.state.amount_to_call() == 0 else FOLD
+        log.warning("out_of_time", hand=view.hand_id, betting=view.state.betting_string(), action=str(action))
+        assert self.timing is not None
+        self.timing.spent(time.monotonic() - start)
         return action
 
     def _log(self, view: MatchState, decision: Decision, hand: int, action: Action, seconds: float) -> None:

@@ -79,16 +79,26 @@ class HoldemBotConfig:
     flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
     turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
-    #: the dealer's average limit per hand, and how much of it we plan to use
-    t_per_hand_ms: int = 7000
-    t_response_ms: int = 600_000
-    t_hand_ms: int = 600_000
-    time_safety: float = 0.7
     models: HoldemModels = field(default_factory=HoldemModels)
 
 
 @dataclass(frozen=True)
+class TimeConfig:
+    """The dealer's time rules (ACPC competition defaults) and how much of them we plan to use;
+    every decision of the DeepStack bot, in any game, is budgeted from them."""
+
+    #: average allowance per hand over the match
+    t_per_hand_ms: int = 7000
+    #: per reply, and per hand
+    t_response_ms: int = 600_000
+    t_hand_ms: int = 600_000
+    #: fraction of the computed budget actually used
+    safety: float = 0.7
+
+
+@dataclass(frozen=True)
 class BotConfig:
+    time: TimeConfig = field(default_factory=TimeConfig)
     leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc.pt"))
     leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit.pt"))
     hunl: HoldemBotConfig = field(default_factory=HoldemBotConfig)

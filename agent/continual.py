@@ -192,6 +192,13 @@ class ContinualResolver:
         if state.current_player == position:
             self._root[position] = summarize(sol, state, time.perf_counter() - start)
 
+    def prepare(self) -> None:
+        """Solve the game's first state for both positions now (before a match starts), so
+        that no decision of the match pays for it."""
+        for position in range(self.game.num_players):
+            if position not in self._root_values:
+                self._root_solve(position)
+
     def start_hand(self, position: int) -> None:
         if position not in self._root_values:
             self._root_solve(position)

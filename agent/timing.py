@@ -22,8 +22,12 @@ class TimeBudget:
     t_response_s: float = 600.0
     t_hand_s: float = 600.0
     safety: float = 0.7
+    #: rounds of the game (the decisions still expected are those of the last rounds of hold'em's table)
+    rounds: int = 4
     hands: int = 0
     used_s: float = 0.0
+    #: think times of recent re-solves per round (their minimum is what one costs at the least)
+    recent: dict = field(default_factory=dict, repr=False)
     hand_used_s: float = 0.0
     clock: object = field(default=time.monotonic, repr=False)
 
@@ -34,7 +38,8 @@ class TimeBudget:
     def budget(self, round_: int) -> float:
         """Seconds the decision about to be made may use."""
         banked = self.hands * self.t_per_hand_s - self.used_s
-        left = EXPECTED_DECISIONS_LEFT[min(round_, len(EXPECTED_DECISIONS_LEFT) - 1)]
+        table = EXPECTED_DECISIONS_LEFT[-self.rounds :] if self.rounds <= len(EXPECTED_DECISIONS_LEFT) else EXPECTED_DECISIONS_LEFT
+        left = table[min(round_, len(table) - 1)]
         share = max(0.0, banked) / left
         cap = min(self.t_response_s, self.t_hand_s - self.hand_used_s)
         return max(0.0, self.safety * min(share, cap))
@@ -46,3 +51,17 @@ class TimeBudget:
     def spent(self, seconds: float) -> None:
         self.used_s += seconds
         self.hand_used_s += seconds
+
+    def solved(self, round_: int, seconds: float) -> None:
+        """A re-solve of ``round_`` took ``seconds`` (setup plus at least one iteration)."""
+        times = self.recent.setdefault(round_, [])
+        times.append(seconds)
+        del times[:-10]
+
+    def affordable(self, round_: int) -> bool:
+        """Whether a re-solve fits in this decision's budget, judging by the cheapest recent one.
+
+        When the bank is nearly empty (a slow machine, a tight limit) the bot answers at
+        once instead, rather than letting the dealer abort the match."""
+        times = self.recent.get(round_)
+        return not times or self.budget(round_) >= min(times)

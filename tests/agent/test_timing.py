@@ -1,0 +1,42 @@
+"""Time management: budgets from the dealer's rules, and a real match under a tight limit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.cli import main
+from agent.timing import TimeBudget
+
+
+def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
+    holdem = TimeBudget(7.0, 600.0, 600.0, safety=0.5, rounds=4)
+    holdem.start_hand()
+    assert holdem.budget(0) == pytest.approx(0.5 * 7.0 / 4)
+    assert holdem.budget(3) == pytest.approx(0.5 * 7.0 / 1)
+    leduc = TimeBudget(1.0, 600.0, 600.0, safety=1.0, rounds=2)
+    leduc.start_hand()
+    assert leduc.budget(0) == pytest.approx(1.0 / 2)  # two rounds: ~2 decisions left pre-flop
+    assert leduc.budget(1) == pytest.approx(1.0)
+    leduc.spent(0.75)
+    assert leduc.budget(1) == pytest.approx(0.25)
+    leduc.spent(1.0)  # over the bank: no time, not negative
+    assert leduc.budget(1) == 0.0
+    capped = TimeBudget(100.0, 0.2, 600.0, safety=1.0, rounds=2)
+    capped.start_hand()
+    assert capped.budget(1) == pytest.approx(0.2)  # the per-reply limit
+
+
+def test_leduc_bot_keeps_to_a_tight_dealer_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """150 ms per hand on average: far less than 300 full iterations need, so the bot must
+    stop its re-solves at the deadline; the dealer would abort the match otherwise."""
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("bot:\n  time:\n    t_per_hand_ms: 150\n")
+    seat = f"cmd:{sys.executable} -m agent.cli play --game leduc --bot deepstack --config {cfg} --port {{port}} --host {{host}}"
+    code = main(["match", "leduc", "30", seat, "call", "--t_per_hand", "150", "--seed", "2", "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ran out of time" not in out and "hands: 30" in out
+    assert "corrected actions 0" in out and "corrected actions 1" not in out
