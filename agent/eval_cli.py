@@ -9,6 +9,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from agent.config import ConfigError, load_config
 from agent.models import ModelError
 from protocol.gamedef import GameDefError, load_game
@@ -67,6 +69,103 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_aivat_cli)
+    q = evsub.add_parser(
+        "plot",
+        help="PNG pictures of a match or LBR run: winnings with 95% bands, think time per street",
+        description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
+        "--out and writes OUT/winnings.png (cumulative winnings and running win rate with 95%% bands; the duplicate "
+        "estimate when both seatings are there) and OUT/think.png (think time per decision by street).",
+    )
+    q.add_argument("source", help="match log folder or LBR output folder")
+    q.add_argument("--out", required=True, help="folder for the PNG files")
+    q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
+    q.add_argument("--game", default=None, help="game (default: from the dealer log header)")
+    q.add_argument("--limit-ms", type=float, default=7000.0, help="dealer's per-hand average to draw (default 7000)")
+    q.set_defaults(func=run_plot_cli)
+
+
+def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.ndarray]:
+    """``(game, names, hand ids, values [hands, seats])`` of an ACPC dealer log."""
+    game, names, hands, values = "", (), [], []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if line.startswith("# name/game/hands/seed"):
+            parts = line.split()
+            game = parts[3] if len(parts) > 3 else ""
+        if not line.startswith("STATE:"):
+            continue
+        fields = line.split(":")
+        try:
+            hands.append(int(fields[1]))
+            values.append([float(x) for x in fields[-2].split("|")])
+            names = tuple(fields[-1].split("|"))
+        except (IndexError, ValueError):
+            raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}") from None
+    if not values:
+        raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
+    return game, names, hands, np.array(values)
+
+
+def run_plot_cli(args: argparse.Namespace) -> int:
+    from agent.plots import think_times_png, winnings_png
+
+    source, out = Path(args.source), Path(args.out)
+    try:
+        if not source.is_dir():
+            raise ValueError(f"{source}: not a folder (give a match --log-dir or an LBR --out folder)")
+        series: dict[str, np.ndarray] = {}
+        unit = 1.0
+        game_name = ""
+        lbr = sorted(source.glob("lbr-*.json"))
+        logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
+        if lbr:
+            values = [v for p in lbr for v in json.loads(p.read_text())]
+            result = json.loads((source / "result.json").read_text()) if (source / "result.json").exists() else {}
+            game_name = result.get("game", args.game or "")
+            series[f"LBR vs {result.get('bot', 'bot')}"] = np.array(values)
+        elif logs:
+            per_deal: list[dict[int, float]] = []
+            player = args.player
+            for path in logs:
+                game_name, names, hands, values = read_dealer_log(path)
+                player = player or names[0]
+                if player not in names:
+                    raise ValueError(f"{path}: no player named {player!r} (players: {', '.join(names)})")
+                seat = names.index(player)
+                series[f"{player} ({path.stem.split('.')[-1] if 'swapped' in path.stem else 'seat ' + str(seat + 1)})"] = values[:, seat]
+                per_deal.append(dict(zip(hands, values[:, seat])))
+            if len(per_deal) == 2:
+                common = sorted(set(per_deal[0]) & set(per_deal[1]))
+                series[f"{player} duplicate"] = np.array([(per_deal[0][h] + per_deal[1][h]) / 2 for h in common])
+        else:
+            raise ValueError(f"{source}: no dealer logs (*.log) or LBR chunks (lbr-*.json) in it")
+        game = load_game(args.game or game_name)
+        unit = float(game.big_blind)
+    except (OSError, GameDefError, ValueError, json.JSONDecodeError) as exc:
+        print(f"deepstack eval plot: error: {exc}", file=sys.stderr)
+        return 2
+    written = []
+    path = out / "winnings.png"
+    winnings_png(path, series, unit, title=f"{source.name} ({game.name})")
+    written.append(path)
+    decisions = source / "bots.jsonl"
+    if decisions.exists():
+        streets = ["pre-flop", "flop", "turn", "river"] if game.num_rounds == 4 else [f"round {r + 1}" for r in range(game.num_rounds)]
+        by_street: dict[str, list[float]] = {name: [] for name in streets}
+        for line in decisions.read_text(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if event.get("event") == "decision" and "think_ms" in event and 0 <= int(event.get("street", -1)) < len(streets):
+                by_street[streets[int(event["street"])]].append(float(event["think_ms"]))
+        by_street = {k: v for k, v in by_street.items() if v}
+        if by_street:
+            path = out / "think.png"
+            think_times_png(path, {k: np.array(v) for k, v in by_street.items()}, limit_ms=args.limit_ms, title="think time per decision")
+            written.append(path)
+    for p in written:
+        print(p)
+    return 0
 
 
 def run_aivat_cli(args: argparse.Namespace) -> int:
