@@ -284,6 +284,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 BENCHES = {
     "solver": "agent.solve_cli:bench_main",
     "native": "native.bench:main",
+    "generate": "agent.bench_generate:main",
 }
 
 

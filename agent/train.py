@@ -166,8 +166,17 @@ def train(
     plot_history(history, out_dir / f"{model_name}.loss.png", model_name)
     (out_dir / f"{model_name}.history.json").write_text(json.dumps(history))
     best_epoch = min(history, key=lambda h: h["validation"])["epoch"]
+    provenance = {}
+    gen = data_dir / "generate.json"
+    if gen.exists():
+        try:
+            meta = json.loads(gen.read_text())
+            provenance = {"data": {"command": meta.get("command"), "code_version": meta.get("code_version"), "spec": meta.get("spec")}}
+        except (OSError, json.JSONDecodeError):
+            provenance = {}
     register_model(
         model_path,
+        **provenance,
         name=model_name,
         net=net_spec.to_dict(),
         training_situations=int(len(train_idx)),

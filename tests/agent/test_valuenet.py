@@ -104,6 +104,7 @@ def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game
     net, entry = load_value_net(out / "tiny.pt")
     assert entry["training_situations"] + entry["validation_situations"] == 64
     assert entry["validation_loss"] == pytest.approx(stats["validation_loss"])
+    assert entry["data"]["spec"]["situations"] == 64 and entry["data"]["command"]
     leaf = HandNetLeafValues(net, space, canonical=True)
     uniform = np.ones(space.size) / space.size
     sol = solve_ranges(HandState.initial(leduc), [uniform, uniform], FCPA, SolverConfig(iterations=30, device="cpu", dtype="float64"),
@@ -111,3 +112,15 @@ def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game
     strategy = sol.root_strategy()
     assert np.all(np.isfinite(strategy))
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-9)
+
+
+def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    from agent.cli import main
+
+    assert main(["bench", "generate", "--street", "leduc", "--leduc-situations", "20", "--iterations", "20"]) == 0
+    rows = [__import__("json").loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["mode"] for r in rows} == {"batched", "one-per-solver-call"}
+    for r in rows:
+        assert r["bench"] == "generate.leduc" and r["unit"] == "situations/s" and r["impl"] == "ours" and r["value"] > 0
+        assert {"device", "threads", "iterations"} <= r.keys()
+    assert main(["bench", "generate", "--iterations", "0"]) == 2
