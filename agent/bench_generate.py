@@ -60,14 +60,28 @@ def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
 
 
 def bench_turn(situations: int, iterations: int, algorithm: str, device: str) -> dict[str, Any]:
+    """Turn situations drawn as ``deepstack generate --street turn`` draws them (seeded), each solved
+    and timed; both-all-in situations (a showdown, no solve) are counted but reported apart."""
     dev = pick_device(device)
-    spec = GenerateSpec(game="hunl", round=2, situations=situations, shard_size=situations, seed=1, iterations=iterations,
-                        algorithm=algorithm, device=str(dev))
-    seconds = _time_shard(spec, situations)
-    rate = situations / seconds
+    game = load_game("hunl")
+    space = HandSpace(game)
+    rng = np.random.default_rng([1, 0])
+    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=str(dev), dtype="float32")
+    times, allin = [], 0
+    for _ in range(situations):
+        sit = draw_situation(space, 2, rng)
+        start = time.perf_counter()
+        solve_situation(space, 2, sit, config)
+        elapsed = time.perf_counter() - start
+        if all(sit.pot // 2 >= s for s in game.stack):
+            allin += 1
+        else:
+            times.append(elapsed)
+    solved = sum(times)
+    rate = len(times) / solved if solved > 0 else 0.0
     cores = os.cpu_count() or 1
-    return _row("generate.turn", rate, "situations/s", dev.type, situations=situations, iterations=iterations, algorithm=algorithm,
-                seconds=round(seconds, 2), seconds_per_situation=round(seconds / situations, 2), hands=1326,
+    return _row("generate.turn", rate, "situations/s", dev.type, situations=len(times), allin_skipped=allin, iterations=iterations,
+                algorithm=algorithm, seconds_per_situation=[round(t, 2) for t in times], hands=1326, sizing="fold,call,pot,all-in",
                 goal_cpu=0.25, goal_h100=100.0, deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
                 deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
 
@@ -78,7 +92,7 @@ def main(argv: list[str]) -> int:
                    help="which rows (default: leduc and turn)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--leduc-situations", type=int, default=2000)
-    p.add_argument("--turn-situations", type=int, default=1)
+    p.add_argument("--turn-situations", type=int, default=3, help="turn situations to draw (default 3)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
     p.add_argument("--turn-algorithm", default="cfr+", choices=["cfr+", "dcfr", "hybrid", "dcfr+"])
     args = p.parse_args(argv)

@@ -149,7 +149,9 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         "re-solver; written as resumable shards (an interrupted run continues where it stopped).",
     )
     p.add_argument("--game", required=True, help=GAME_HELP)
-    p.add_argument("--round", type=int, default=1, help="round at whose start situations are made (default 1)")
+    p.add_argument("--round", type=int, default=None, help="round at whose start situations are made (default 1)")
+    p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
+                   help="hold'em: the network's street (turn = situations at the start of the turn, solved to the end)")
     p.add_argument("--situations", type=int, required=True, help="number of situations")
     p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
@@ -161,7 +163,18 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 def _run_generate(args: argparse.Namespace) -> int:
     from agent.datagen import GenerateSpec, generate
 
-    _load_game_or_exit(args.game)
+    game = _load_game_or_exit(args.game)
+    if args.street is not None:
+        if game.deck_size <= 12 or args.round is not None:
+            print("deepstack generate: error: --street is for hold'em games and replaces --round", file=sys.stderr)
+            return 2
+        if args.street != "turn":
+            print(f"deepstack generate: error: --street {args.street} needs the depth-limited solver with the turn network "
+                  "(flop) or the flop network (preflop-aux), which data generation does not support yet; only turn", file=sys.stderr)
+            return 2
+        args.round = 2
+    if args.round is None:
+        args.round = 1
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0:
         print("deepstack generate: error: --situations, --shard-size and --iterations must be positive", file=sys.stderr)
         return 2
@@ -190,6 +203,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hidden", type=int, default=500)
     p.add_argument("--layers", type=int, default=7)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--street", choices=["turn", "flop"], default=None, help="hold'em: which network (its buckets map the data)")
+    p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
     p.set_defaults(func=_run_train)
 
 
@@ -198,17 +213,32 @@ def _run_train(args: argparse.Namespace) -> int:
     from agent.train import TrainSpec, train
 
     game = _load_game_or_exit(args.game)
-    space = HandSpace(game)
     spec = TrainSpec(
         epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_late=args.lr_late, lr_drop_epoch=args.lr_drop_epoch,
         hidden=args.hidden, layers=args.layers, seed=args.seed,
     )
     try:
-        stats = train(
-            Path(args.data), Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
-            canonical_space=space,
-        )
-    except (FileNotFoundError, ValueError) as exc:
+        if game.deck_size <= 12:
+            space = HandSpace(game)
+            stats = train(
+                Path(args.data), Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
+                canonical_space=space,
+            )
+        else:
+            from agent.bot import _checked_file
+            from agent.buckets import BucketTable
+            from agent.config import HoldemModels
+            from agent.encoding import SituationEncoder
+
+            if args.street not in ("turn", "flop"):
+                raise ValueError("hold'em networks need --street turn or --street flop")
+            default = HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets
+            table = BucketTable.load(_checked_file(args.buckets or default))
+            stats = train(
+                Path(args.data), Path(args.out), buckets=table.num_buckets, extra=0, spec=spec, model_name=args.name,
+                encoder=SituationEncoder(table, float(sum(game.stack))), extra_manifest={"street": args.street, "buckets_file": args.buckets or default},
+            )
+    except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)
         return 2
     print(f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} ({int(stats['situations'])} situations)")

@@ -49,3 +49,34 @@ def bucket_targets(values: np.ndarray, ranges: np.ndarray, ids: np.ndarray, buck
         plain = np.where(has, plain / np.where(has, mask, 1), 0.0)
         targets[p] = np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1), plain)
     return targets, has.astype(np.float64)
+
+
+class SituationEncoder:
+    """Network rows from hold'em shards (boards, pots, ranges, values per hand): both ranges
+    and values mapped to the buckets of each situation's board.
+
+    Input row: ``[pot / total stacks, bucket masses of player 0 (K), of player 1 (K)]``, as
+    :class:`agent.holdem_leaves.BucketNetLeafValues` builds it at play time."""
+
+    def __init__(self, table, total_stacks: float) -> None:
+        self.table = table
+        self.total_stacks = total_stacks
+
+    def __call__(self, part: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = self.table.num_buckets
+        n = len(part["pots"])
+        x = np.zeros((n, 1 + 2 * k), dtype=np.float32)
+        y = np.zeros((n, 2 * k), dtype=np.float32)
+        m = np.zeros((n, 2 * k), dtype=np.float32)
+        for i in range(n):
+            board = tuple(int(c) for c in part["boards"][i] if c >= 0)
+            ids = self.table.assign(board)
+            valid = ids >= 0
+            ranges = part["ranges"][i].astype(np.float64) * valid
+            masses = bucket_ranges(torch.as_tensor(ranges), torch.as_tensor(np.array(ids)), k).numpy()
+            targets, mask = bucket_targets(part["values"][i].astype(np.float64), ranges, ids, k)
+            x[i, 0] = float(part["pots"][i]) / self.total_stacks
+            x[i, 1:] = masses.reshape(-1)
+            y[i] = targets.reshape(-1)
+            m[i] = np.concatenate([mask, mask])
+        return x, y, m

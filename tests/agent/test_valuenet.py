@@ -124,3 +124,47 @@ def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> 
         assert r["bench"] == "generate.leduc" and r["unit"] == "situations/s" and r["impl"] == "ours" and r["value"] > 0
         assert {"device", "threads", "iterations"} <= r.keys()
     assert main(["bench", "generate", "--iterations", "0"]) == 2
+
+
+def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
+    """Turn situations (full 1326-hand ranges, solved to the end) -> a bucketed turn network
+    trained through the CLI -> checked load -> the depth-limit leaves of a flop re-solve."""
+    from agent.bot import _checked_file
+    from agent.buckets import BucketTable
+    from agent.cli import main
+    from agent.config import HoldemModels
+    from agent.holdem_leaves import BucketNetLeafValues
+
+    data, out = tmp_path / "turn", tmp_path / "models"
+    assert main(["generate", "--game", "hunl", "--street", "turn", "--situations", "4", "--shard-size", "2", "--iterations", "8",
+                 "--out", str(data)]) == 0
+    assert main(["train", "--game", "hunl", "--street", "turn", "--data", str(data), "--out", str(out), "--name", "turn",
+                 "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "2"]) == 0
+    assert "best validation loss" in capsys.readouterr().out
+    net, entry = load_value_net(out / "turn.pt")
+    assert entry["street"] == "turn" and entry["net"]["buckets"] == 1000 and entry["data"]["spec"]["round"] == 2
+    table = BucketTable.load(_checked_file(HoldemModels().turn_buckets))
+    leaf = BucketNetLeafValues(net, hunl, table)
+    space = HandSpace(hunl)
+    board = (0, 13, 26)
+    state = HandState.at_round_start(hunl, 1, (200, 200), board)
+    rng = np.random.default_rng(0)
+    ranges = [r * space.valid(board) for r in rng.random((2, space.size))]
+    ranges = [r / r.sum() for r in ranges]
+    from agent.tree import DEEPSTACK_SIZING
+
+    sol = solve_ranges(state, ranges, DEEPSTACK_SIZING["flop"], SolverConfig(iterations=4, device="cpu"), space=space,
+                       last_round=1, leaf_values=leaf)
+    strategy = sol.root_strategy()[:, space.valid(board)]
+    assert np.all(np.isfinite(strategy))
+    np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-5)
+
+
+def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from agent.cli import main
+
+    assert main(["generate", "--game", "hunl", "--street", "flop", "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert "only turn" in capsys.readouterr().err
+    assert main(["generate", "--game", "leduc", "--street", "turn", "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert main(["train", "--game", "hunl", "--data", str(tmp_path), "--out", str(tmp_path), "--name", "x"]) == 2
+    assert "--street turn" in capsys.readouterr().err
