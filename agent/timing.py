@@ -59,9 +59,12 @@ class TimeBudget:
         del times[:-10]
 
     def affordable(self, round_: int) -> bool:
-        """Whether a re-solve fits in this decision's budget, judging by the cheapest recent one.
+        """Whether a re-solve fits in what is banked, judging by the cheapest recent one (a
+        decision whose share is smaller still re-solves, with as few iterations as it must).
 
         When the bank is nearly empty (a slow machine, a tight limit) the bot answers at
         once instead, rather than letting the dealer abort the match."""
         times = self.recent.get(round_)
-        return not times or self.budget(round_) >= min(times)
+        banked = self.hands * self.t_per_hand_s - self.used_s
+        cap = min(self.t_response_s, self.t_hand_s - self.hand_used_s)
+        return not times or self.safety * min(banked, cap) >= min(times)

@@ -87,6 +87,10 @@ int ds_runout_equity(int H, int k, const uint8_t *hand_cards, const uint8_t *boa
  * den[h] += compatible mass (valid hands only), so equity = num / (2 den).  per_card: rows
  * [n_rem, H], one per card of deck \ board (in deck order), each runout adding into the rows
  * of the cards it draws.  Returns 0 or < 0. */
+int ds_pair_sign_sum(int H, int64_t R, const int32_t *strength, int32_t *total);
+/* Check-down matrices: total[i, j] += sign(strength[r, i] - strength[r, j]) over the R boards
+ * r where both hands are valid (strength [R, H], negative = blocked); total is [H, H] int32.
+ * Returns 0, or -2 for bad sizes / a NULL buffer. */
 /* CFR kernels (cfr_kernels.c), float32 row-major [rows, H] buffers, int64 indices; see the
  * comment at the top of cfr_kernels.c.  Return -1 done, >= 0 position of the first index out
  * of range (nothing written), -2 bad sizes / NULL buffer.  threads <= 1: calling thread only. */

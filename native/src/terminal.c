@@ -810,3 +810,24 @@ int ds_runout_equity(int H, int k, const uint8_t *hand_cards, const uint8_t *boa
     free(order);
     return rc;
 }
+
+/* ------------------------------------------------------------------ check-down matrices */
+DS_CLONES
+int ds_pair_sign_sum(int H, int64_t R, const int32_t *strength, int32_t *total)
+{
+    if (H <= 0 || R < 0 || (R > 0 && !strength) || !total) return -2;
+    for (int64_t r = 0; r < R; ++r) {
+        const int32_t *s = strength + r * (int64_t)H;
+        for (int i = 0; i < H; ++i) {
+            const int32_t si = s[i];
+            if (si < 0) continue;
+            int32_t *row = total + (int64_t)i * H;
+            for (int j = 0; j < H; ++j) {
+                const int32_t sj = s[j];
+                /* +1 / -1 / 0, and 0 where hand j is blocked (sj < 0 < si) */
+                row[j] += ((si > sj) - (si < sj)) & -(int32_t)(sj >= 0);
+            }
+        }
+    }
+    return 0;
+}

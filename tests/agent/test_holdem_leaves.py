@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from agent.equity_matrix import CheckdownMatrices
 from agent.handspace import HandSpace
@@ -39,3 +40,31 @@ def test_per_lookahead_cache_tells_lookaheads_apart() -> None:
     assert cache.get(a, lambda: built.append("a") or "A2") == "A"
     assert cache.get(b, lambda: built.append("b") or "B") == "B"
     assert built == ["a", "b"]
+
+
+@pytest.mark.parametrize("board", [(0, 13, 26, 39), (5, 17, 30, 44, 50)])
+def test_checkdown_matrix_kernel_matches_dense_sum(board: tuple[int, ...]) -> None:
+    """The C pair-sign kernel gives exactly the dense per-runout sum it replaced."""
+    from itertools import combinations
+
+    import torch
+
+    from agent import equity_matrix as em
+
+    remaining = [c for c in range(52) if c not in board]
+    total, count = em._accumulate([tuple(board) + e for e in combinations(remaining, 5 - len(board))])
+    dense = torch.where(count > 0, total / count.clamp(min=1), torch.zeros(())) * torch.as_tensor(em._pair_compat())
+    assert torch.equal(em.exact_matrix(board), dense)
+
+
+def test_pair_sign_kernel_refuses_bad_sizes() -> None:
+    import numpy as np
+
+    from native._native import ffi, lib
+
+    total = np.zeros((2, 2), dtype=np.int32)
+    assert lib.ds_pair_sign_sum(0, 1, ffi.NULL, ffi.from_buffer("int32_t[]", total)) == -2
+    assert lib.ds_pair_sign_sum(2, 1, ffi.NULL, ffi.from_buffer("int32_t[]", total)) == -2
+    s = np.array([[3, 1], [-1, 2]], dtype=np.int32)
+    assert lib.ds_pair_sign_sum(2, 2, ffi.from_buffer("int32_t[]", s), ffi.from_buffer("int32_t[]", total)) == 0
+    assert total.tolist() == [[0, 1], [-1, 0]]  # board 2 has hand 0 blocked: nothing added

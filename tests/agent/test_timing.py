@@ -24,6 +24,12 @@ def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
     assert leduc.budget(1) == pytest.approx(0.25)
     leduc.spent(1.0)  # over the bank: no time, not negative
     assert leduc.budget(1) == 0.0
+    tight = TimeBudget(1.0, 600.0, 600.0, safety=1.0, rounds=2)
+    tight.start_hand()
+    tight.solved(0, 0.6)
+    assert tight.budget(0) == pytest.approx(0.5) and tight.affordable(0)  # the bank (1 s) pays for it
+    tight.spent(0.6)
+    assert not tight.affordable(0)  # 0.4 s left, a re-solve costs at least 0.6 s
     capped = TimeBudget(100.0, 0.2, 600.0, safety=1.0, rounds=2)
     capped.start_hand()
     assert capped.budget(1) == pytest.approx(0.2)  # the per-reply limit
