@@ -315,6 +315,7 @@ BENCHES = {
     "solver": "agent.solve_cli:bench_main",
     "native": "native.bench:main",
     "generate": "agent.bench_generate:main",
+    "resolve": "agent.bench_resolve:main",
 }
 
 

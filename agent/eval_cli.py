@@ -81,6 +81,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
     q.add_argument("--game", default=None, help="game (default: from the dealer log header)")
     q.add_argument("--limit-ms", type=float, default=7000.0, help="dealer's per-hand average to draw (default 7000)")
+    q.add_argument("--grid", action="append", default=None, metavar="LINE",
+                   help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision)")
+    q.add_argument("--config", default=None, help="config for --grid (default: the shipped config.yaml)")
     q.set_defaults(func=run_plot_cli)
 
 
@@ -163,9 +166,54 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             path = out / "think.png"
             think_times_png(path, {k: np.array(v) for k, v in by_street.items()}, limit_ms=args.limit_ms, title="think time per decision")
             written.append(path)
+    for line in args.grid or []:
+        try:
+            path = out / f"grid-{line or 'first'}.png"
+            strategy_grid_for_line(game, args.game or game_name, line, args.config, path)
+        except (ValueError, ModelError, ConfigError) as exc:
+            print(f"deepstack eval plot: error: grid for {line!r}: {exc}", file=sys.stderr)
+            return 2
+        written.append(path)
     for p in written:
         print(p)
     return 0
+
+
+def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | None, path: Path) -> None:
+    """13x13 grids of the DeepStack bot's strategy at the end of a pre-flop betting line (e.g.
+    ``""`` for the first decision, ``"r300"`` facing a raise), for every hand it may hold
+    there (continual re-solving from the start of the hand; weights: its range)."""
+    from agent.plots import strategy_grids_png
+    from agent.policies import ProviderFactory
+    from agent.ranges import grid
+    from agent.solve_cli import action_name
+    from protocol.matchstate import MatchStateError, parse_matchstate
+
+    if game.deck_size != 52:
+        raise ValueError("13x13 grids are for hold'em")
+    if "/" in line:
+        raise ValueError("grids are drawn for pre-flop lines only (no '/')")
+    try:
+        final = parse_matchstate(f"MATCHSTATE:0:0:{line}:AsKs|", game).state
+    except MatchStateError as exc:
+        raise ValueError(f"bad betting line: {exc.reason}") from None
+    if final.finished or final.round != 0 or final.current_player is None:
+        raise ValueError("the line must end at a pre-flop decision")
+    me = final.current_player
+    provider = ProviderFactory(game_name, "deepstack", config_path)()
+    provider.start_hand(me)
+    state = parse_matchstate(f"MATCHSTATE:0:0::AsKs|", game).state
+    for action in final.round_actions:
+        if state.current_player == me:
+            provider.strategy(state)
+            provider.commit(state, action)
+        state = state.apply(action)
+        provider.observe(state)
+    actions, probs = provider.strategy(state)
+    weights = provider.resolver.memory.our_range  # type: ignore[attr-defined]
+    grids = {action_name(state, a): grid(probs[i], weights) for i, a in enumerate(actions)}
+    who = "small blind" if me == 1 else "big blind"
+    strategy_grids_png(path, grids, title=f"DeepStack bot, {who} to act after '{line or '(first decision)'}'")
 
 
 def run_aivat_cli(args: argparse.Namespace) -> int:

@@ -103,7 +103,7 @@ class BucketNetLeafValues:
     def _ids(self, board: tuple[int, ...]) -> torch.Tensor:
         if self.buckets is None:
             return self._classes
-        return torch.as_tensor(self.buckets.assign(board))
+        return torch.as_tensor(np.array(self.buckets.assign(board)))
 
     def _prepare(self, leaves: LeafInfo, la: Lookahead) -> dict:
         return self._prepared.get(la, lambda: self._build(leaves, la))

@@ -148,5 +148,12 @@ class ProviderFactory:
                 if self.iterations:
                     cfg = replace(cfg, iterations=self.iterations)
                 return ResolverProvider(ContinualResolver(space, leduc_settings(game, space, cfg, "cpu")))
+            from agent.bot import hunl_settings, is_hunl
+
+            if is_hunl(game):
+                hc = config.bot.hunl
+                if self.iterations:
+                    hc = replace(hc, **{s: replace(getattr(hc, s), iterations=self.iterations) for s in ("preflop", "flop", "turn", "river")})
+                return ResolverProvider(ContinualResolver(space, hunl_settings(game, hc, "cpu")))
             raise ValueError(f"no DeepStack settings for {self.game_name}")
         raise ValueError(f"unknown bot {self.bot!r} for LBR: call, random, equilibrium (Leduc) or deepstack")

@@ -61,3 +61,19 @@ def test_bot_answers_every_sample_matchstate_legally(hunl: Game, fast_bot: DeepS
         assert summary.fallback_actions == 0, (line, reply)  # legal as sent: nothing replaced
     assert answered >= 90  # 96 lines of the file put the bot to act
     assert summary.bad_lines == 0
+
+
+def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from agent.cli import main
+
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text(FAST)
+    assert main(["bench", "resolve", "--hands", "3", "--config", str(cfg), "--log-dir", str(tmp_path / "logs")]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert rows and rows[0]["bench"] == "resolve.preflop"
+    for row in rows:
+        assert row["unit"] == "s" and row["impl"] == "ours" and row["value"] >= 0 and row["p95_s"] >= 0
+        assert row["decisions"] > 0 and "deepstack_gtx1080_s" in row and "device" in row and "threads" in row
+    assert main(["bench", "resolve", "--hands", "0"]) == 2
