@@ -145,7 +145,9 @@ def _count_deals(game: Game) -> int:
 
 class ProfileValue:
     """The expected outcome of a state when both players follow fixed strategies from here on
-    (exact, over every board card still to come); memoised per (cards, betting)."""
+    (exact, over every board card still to come); memoised per (cards, betting). Below an
+    action the strategies do not know (an opponent's bet size off their tree), the hand is
+    valued as checked down: AIVAT stays unbiased with any value function."""
 
     def __init__(self, space: HandSpace, seats: Sequence[StrategyProvider]) -> None:
         self.space = space
@@ -167,12 +169,35 @@ class ProfileValue:
         else:
             actor = state.current_player
             assert actor is not None
-            actions, probs = self.seats[actor].strategy(state)
+            try:
+                actions, probs = self.seats[actor].strategy(state)
+            except KeyError:  # off the reference's tree (e.g. a bet size it never makes): check it down
+                out = self._checkdown(state)
+                self._memo[key] = out
+                return out
             p = probs[:, self.space.index(state.hole_cards[actor])]
             p = p / p.sum() if p.sum() > 0 else np.full(len(actions), 1.0 / len(actions))
             out = sum(float(pi) * self._values(state.apply(a)) for pi, a in zip(p, actions) if pi > 0)
         self._memo[key] = out
         return out
+
+
+    def _checkdown(self, state: HandState) -> np.ndarray:
+        """Both players' outcome if nobody bets again: the matched contributions go to the
+        better hand, averaged over the board cards still to come."""
+        game = state.game
+        missing = game.total_board_cards - len(state.board)
+        used = set(state.board) | {c for h in state.hole_cards for c in h}
+        remaining = [c for c in self.space.deck if c not in used]
+        amount = float(min(state.spent))
+        total = np.zeros(2)
+        boards = [tuple(state.board) + extra for extra in combinations(remaining, missing)]
+        for board in boards:
+            strength = self.space.strengths(board)
+            a, b = (strength[self.space.index(h)] for h in state.hole_cards)
+            sign = float(np.sign(a - b))
+            total += np.array([sign, -sign]) * amount
+        return total / len(boards)
 
 
 @dataclass

@@ -79,3 +79,13 @@ def test_simulated_match_estimates(equilibrium: StrategyProvider) -> None:
     assert result["duplicate"].n == 300
     assert result["raw"].mean == pytest.approx(result["duplicate"].mean)
     assert abs(result["aivat"].mean - result["raw"].mean) < result["raw"].ci95
+
+
+def test_off_tree_bets_are_valued_by_check_down(leduc: Game) -> None:
+    """No-limit Leduc: the random opponent bets sizes the reference equilibrium never makes."""
+    eq = ProviderFactory("leduc", "equilibrium", iterations=60)()
+    space = eq.space
+    ours, opp = RandomProvider(space), RandomProvider(space)  # both make bets off the equilibrium's tree
+    result = run_aivat(leduc, ours, opp, ProfileValue(space, [eq, eq]), 300, seed=2)
+    assert np.isfinite(result["aivat"].mean)
+    assert abs(result["aivat"].mean - result["raw"].mean) < result["raw"].ci95 + result["aivat"].ci95
