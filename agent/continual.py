@@ -73,8 +73,10 @@ class ResolveSettings:
 
     streets: tuple[StreetSettings, ...]
     warm_start_weight: float = 0.0
-    #: decisions kept in the cache (pre-flop decisions only: they repeat every hand)
-    cache_size: int = 4096
+    #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
+    #: decision holds ~0.25 MB, and opponents with many bet sizes make many distinct lines, so
+    #: the least recently used ones go (memory stays bounded over long matches)
+    cache_size: int = 256
 
     def street(self, round_: int) -> StreetSettings:
         return self.streets[min(round_, len(self.streets) - 1)]
