@@ -26,12 +26,13 @@ def _load_game_or_exit(text: str) -> Game:
 # ---------------------------------------------------------------------- play
 def _add_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play a match against an ACPC dealer", description="Connect to an ACPC dealer and play until it closes the connection.")
-    p.add_argument("--game", required=True, help=GAME_HELP)
-    p.add_argument("--bot", required=True, choices=bot_names(), help="which bot plays")
+    p.add_argument("--game", default="hunl", help=GAME_HELP + " (default hunl)")
+    p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays (default deepstack)")
     p.add_argument("--host", default="127.0.0.1", help="dealer host (default 127.0.0.1)")
     p.add_argument("--port", type=int, required=True, help="the seat's port printed by the dealer")
     p.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices (default: config)")
-    p.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+    p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
+    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: config)")
     p.add_argument("--log-json", default=None, help="also write JSON-lines logs to this file")
     p.set_defaults(func=_run_play)
 
@@ -42,6 +43,10 @@ def _run_play(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"deepstack play: error: {exc}", file=sys.stderr)
         return 2
+    if args.device is not None:
+        from dataclasses import replace
+
+        config = replace(config, device=args.device)
     configure_logging(config.logging.level, args.log_json or config.logging.json_path)
     game = _load_game_or_exit(args.game)
     seed = args.seed if args.seed is not None else config.seed

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 SUBCOMMANDS = ["play", "match", "dealer"]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def deepstack() -> list[str]:
@@ -78,3 +79,38 @@ def test_play_reports_connection_failure() -> None:
         timeout=60,
     )
     assert out.returncode == 2 and "no such config file" in out.stderr
+
+
+def test_container_entrypoint_plays_hunl_with_host_and_port_only(tmp_path: Path) -> None:
+    """What `docker run IMAGE --host H --port P` runs: the Dockerfile's entry point with only
+    --host/--port, configured through DEEPSTACK_CONFIG as in the image (fast settings here)."""
+    import json
+    import os
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    entry = next(l for l in dockerfile.splitlines() if l.startswith("ENTRYPOINT"))
+    argv = json.loads(entry.split(None, 1)[1])
+    assert argv == ["deepstack", "play"]
+    for line in dockerfile.splitlines():  # every file the image copies exists
+        if line.startswith("COPY "):
+            for src in line.split()[1:-1]:
+                assert (ROOT / src).exists(), src
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("bot:\n  hunl:\n    preflop: {iterations: 3}\n    flop: {iterations: 3}\n    turn: {iterations: 3}\n    river: {iterations: 3}\n")
+    dealer = subprocess.Popen(deepstack() + ["dealer", "m", "hunl", "4", "3", "DS", "C", "-q", "--log-dir", str(tmp_path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert dealer.stdout is not None
+    ports = dealer.stdout.readline().split()
+    env = {**os.environ, "DEEPSTACK_CONFIG": str(cfg)}
+    bot = subprocess.Popen(deepstack() + ["play", "--host", "127.0.0.1", "--port", ports[0]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    caller = subprocess.Popen(deepstack() + ["play", "--bot", "call", "--port", ports[1]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = bot.communicate(timeout=300)
+    caller.communicate(timeout=60)
+    score, _ = dealer.communicate(timeout=60)
+    assert bot.returncode == 0, err
+    assert "hands=4" in out and score.startswith("SCORE:")
+    refused = subprocess.run(deepstack() + ["play", "--port", "1", "--device", "cuda"], capture_output=True, text=True, timeout=120,
+                             env=env)
+    if not __import__("torch").cuda.is_available():
+        assert refused.returncode == 2 and "no CUDA device" in refused.stderr
