@@ -20,26 +20,13 @@ import numpy as np
 import torch
 
 from agent.config import ConfigError, load_config
-from agent.match import run_match
+from agent.match import decision_think_times, run_match
 from agent.resolve import pick_device
 from protocol.gamedef import load_game
 
 STREETS = ("preflop", "flop", "turn", "river")
 #: DeepStack (Science 2017, GTX 1080): mean think time per action
 DEEPSTACK_S = {"preflop": 0.2, "flop": 5.9, "turn": 5.5, "river": 2.1}
-
-
-def think_times(decisions_log: Path) -> dict[str, list[float]]:
-    """Seconds per decision by street from a ``bots.jsonl`` log (cached pre-flop answers included)."""
-    out: dict[str, list[float]] = {s: [] for s in STREETS}
-    for line in decisions_log.read_text(errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if event.get("event") == "decision" and 0 <= int(event.get("street", -1)) < 4:
-            out[STREETS[int(event["street"])]].append(float(event["think_ms"]) / 1000.0)
-    return out
 
 
 def main(argv: list[str]) -> int:
@@ -68,7 +55,7 @@ def main(argv: list[str]) -> int:
         if not report.ok:
             print("deepstack bench resolve: error: the match did not finish (see the dealer log)", file=sys.stderr)
             return 1
-        times = think_times(log_dir / "bots.jsonl")
+        times = decision_think_times(log_dir / "bots.jsonl", STREETS)
     device = pick_device(config.device).type
     for street in STREETS:
         t = np.array(times[street])

@@ -153,14 +153,9 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     decisions = source / "bots.jsonl"
     if decisions.exists():
         streets = ["pre-flop", "flop", "turn", "river"] if game.num_rounds == 4 else [f"round {r + 1}" for r in range(game.num_rounds)]
-        by_street: dict[str, list[float]] = {name: [] for name in streets}
-        for line in decisions.read_text(errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if event.get("event") == "decision" and "think_ms" in event and 0 <= int(event.get("street", -1)) < len(streets):
-                by_street[streets[int(event["street"])]].append(float(event["think_ms"]))
+        from agent.match import decision_think_times
+
+        by_street = {k: [1000.0 * t for t in v] for k, v in decision_think_times(decisions, streets).items()}
         by_street = {k: v for k, v in by_street.items() if v}
         if by_street:
             path = out / "think.png"

@@ -8,6 +8,8 @@ the seats swapped, and the per-deal average is the duplicate estimate.
 
 from __future__ import annotations
 
+import json
+
 import math
 import shlex
 import subprocess
@@ -259,3 +261,17 @@ def run_match(
         report.results.append(result)
         report.clients.append(summaries)
     return report
+
+
+def decision_think_times(decisions_log: Path, streets: Sequence[str]) -> dict[str, list[float]]:
+    """Seconds per decision by street (``streets[round]``) from the bots' JSON-lines log
+    (``bots.jsonl`` of a match folder); cached answers included, other lines skipped."""
+    out: dict[str, list[float]] = {s: [] for s in streets}
+    for line in decisions_log.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") == "decision" and "think_ms" in event and 0 <= int(event.get("street", -1)) < len(streets):
+            out[streets[int(event["street"])]].append(float(event["think_ms"]) / 1000.0)
+    return out
