@@ -8,6 +8,9 @@ corrupt model, a bad config) fails when the bot is built, before the match start
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,7 @@ import torch
 from agent.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
 from agent.handspace import HandSpace
-from agent.models import load_value_net
+from agent.models import load_value_net, sha256_of
 from agent.netleaf import HandNetLeafValues
 from agent.resolve import SolverConfig, pick_device
 from agent.timing import TimeBudget
@@ -142,8 +145,55 @@ class DeepStackBot(BaseBot):
         # and solve the first state of a hand for both positions (the same every hand), for
         # each deck a reduced-deck dealer may use, so that no decision of the match pays for it
         conventions: list[DeckConvention] = ["high"] if game.deck("high") == game.deck("low") else ["high", "low"]
+        self._cache_path = Path(self.bot_config.preflop_cache) if isinstance(self.bot_config, HoldemBotConfig) and self.bot_config.preflop_cache else None
+        loaded = self._load_preflop_cache()
         for convention in conventions:
             self._seat_for(convention).resolver.prepare()
+        if self._cache_path is not None and not loaded:
+            self._save_preflop_cache()
+
+    # ------------------------------------------------------------------ pre-flop cache on disk
+    def _cache_key(self) -> str:
+        """What the cached re-solves depend on: game, settings, models and code."""
+        from agent.datagen import code_version
+
+        parts = [self.game.to_text(), repr(self.bot_config), self.device, code_version()]
+        if isinstance(self.bot_config, HoldemBotConfig):
+            parts.append(sha256_of(_checked_file(self.bot_config.models.preflop_checkdown)))
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+    def _load_preflop_cache(self) -> bool:
+        path = self._cache_path
+        if path is None or not path.exists():
+            return False
+        try:
+            with open(path, "rb") as f:
+                saved = pickle.load(f)
+            if saved.get("key") != self._cache_key():
+                log.warning("preflop_cache_stale", path=str(path), reason="made by other settings, models or code; solving again")
+                return False
+            self._seat_for("high").resolver.import_preflop(saved["data"])
+        except Exception as exc:  # a damaged file must not stop the bot: solve again
+            log.warning("preflop_cache_unreadable", path=str(path), error=repr(exc))
+            return False
+        log.info("preflop_cache_loaded", path=str(path), decisions=len(saved["data"]["cache"]))
+        return True
+
+    def _save_preflop_cache(self) -> None:
+        path = self._cache_path
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            with open(tmp, "wb") as f:
+                pickle.dump({"key": self._cache_key(), "data": self._seat_for("high").resolver.export_preflop()}, f)
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("preflop_cache_not_written", path=str(path), error=repr(exc))
+
+    def end_match(self) -> None:
+        self._save_preflop_cache()
 
     def _seat_for(self, convention: DeckConvention) -> _Seat:
         if convention not in self._seats:

@@ -80,6 +80,9 @@ class HoldemBotConfig:
     turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
     models: HoldemModels = field(default_factory=HoldemModels)
+    #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used
+    #: only when it was made by the same settings, models and code, and rewritten at match end
+    preflop_cache: str | None = None
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,19 @@ class ContinualResolver:
             if position not in self._root_values:
                 self._root_solve(position)
 
+    def export_preflop(self) -> dict:
+        """The re-solves that repeat from hand to hand (first states, cached pre-flop
+        decisions), to be saved and given back to :meth:`import_preflop` by a later process."""
+        return {"root": dict(self._root), "root_values": dict(self._root_values),
+                "cache": list(self._cache.items()) if self._cache is not None else []}
+
+    def import_preflop(self, data: dict) -> None:
+        self._root.update(data["root"])
+        self._root_values.update(data["root_values"])
+        if self._cache is not None:
+            for key, decision in data["cache"][-self.settings.cache_size :]:
+                self._cache[key] = decision
+
     def start_hand(self, position: int) -> None:
         if position not in self._root_values:
             self._root_solve(position)

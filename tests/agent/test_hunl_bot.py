@@ -77,3 +77,23 @@ def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         assert row["unit"] == "s" and row["impl"] == "ours" and row["value"] >= 0 and row["p95_s"] >= 0
         assert row["decisions"] > 0 and "deepstack_gtx1080_s" in row and "device" in row and "threads" in row
     assert main(["bench", "resolve", "--hands", "0"]) == 2
+
+
+def test_preflop_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
+    cache = tmp_path / "preflop.pkl"
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text(FAST + f"    preflop_cache: {cache}\n")
+    first = DeepStackBot(hunl, load_config(cfg))
+    assert cache.exists()
+    second = DeepStackBot(hunl, load_config(cfg))  # loaded, not solved again: the same objects' timings
+    a, b = first._seat_for("high").resolver, second._seat_for("high").resolver
+    assert set(b._root) == set(a._root) and all(b._root[p].seconds == a._root[p].seconds for p in a._root)
+    assert all((b._root_values[p] == a._root_values[p]).all() for p in a._root_values)
+    before = cache.read_bytes()
+    cfg.write_text(FAST.replace("iterations: 3", "iterations: 2") + f"    preflop_cache: {cache}\n")
+    third = DeepStackBot(hunl, load_config(cfg))  # other settings: solved again, file rewritten
+    assert cache.read_bytes() != before
+    assert all(third._seat_for("high").resolver._root[p].seconds != a._root[p].seconds for p in a._root)
+    cache.write_bytes(b"damaged")
+    DeepStackBot(hunl, load_config(cfg))  # a damaged file is ignored, and replaced
+    assert cache.read_bytes() != b"damaged"
