@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agent.datagen import GenerateSpec, draw_situation, generate_shard, solve_situation
+from agent.datagen import GenerateSpec, both_all_in, draw_situation, generate_shard, solve_situation
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, pick_device
 from protocol.gamedef import load_game
@@ -73,7 +73,7 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str) ->
         start = time.perf_counter()
         solve_situation(space, 2, sit, config)
         elapsed = time.perf_counter() - start
-        if all(sit.pot // 2 >= s for s in game.stack):
+        if both_all_in(game, sit):
             allin += 1
         else:
             times.append(elapsed)

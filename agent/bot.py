@@ -125,7 +125,7 @@ class DeepStackBot(BaseBot):
         self.rng = np.random.default_rng(seed)
         self.device = "cpu" if config.device == "auto" and not torch.cuda.is_available() else ("cuda" if config.device == "auto" else config.device)
         tc = config.bot.time
-        self.timing: TimeBudget | None = TimeBudget(
+        self.timing = TimeBudget(
             tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=game.num_rounds
         )
         if is_leduc(game):
@@ -214,8 +214,7 @@ class DeepStackBot(BaseBot):
             self._hand = view.hand_id
             self._degraded = False
             self._starved = False
-            if self.timing is not None:
-                self.timing.start_hand()
+            self.timing.start_hand()
             cards = list(view.our_cards) + list(view.state.board)
             conventions = self.game.conventions_containing(cards)
             if not conventions:
@@ -239,11 +238,11 @@ class DeepStackBot(BaseBot):
         try:
             if self._degraded:
                 raise RuntimeError("the re-solving state of this hand was lost earlier")
-            if self._starved or (self.timing is not None and not self.timing.affordable(view.state.round)):
+            if self._starved or not self.timing.affordable(view.state.round):
                 return self._out_of_time(view, start)
-            deadline = self.timing.deadline(view.state.round, start) if self.timing is not None else None
+            deadline = self.timing.deadline(view.state.round, start)
             decision = seat.resolver.decide(view.state, deadline)
-            if self.timing is not None and not decision.cached:
+            if not decision.cached:
                 self.timing.solved(view.state.round, time.monotonic() - start)
             hand = seat.space.index(view.our_cards)
             action = sample_action(decision, hand, self.rng)
@@ -253,8 +252,7 @@ class DeepStackBot(BaseBot):
             self._degraded = True
             action = CALL
             log.error("decision_failed", hand=view.hand_id, betting=view.state.betting_string(), error=repr(exc), action=str(action))
-        if self.timing is not None:
-            self.timing.spent(time.monotonic() - start)
+        self.timing.spent(time.monotonic() - start)
         return action
 
     def _out_of_time(self, view: MatchState, start: float) -> Action:
@@ -263,7 +261,6 @@ class DeepStackBot(BaseBot):
         self._starved = True
         action = CALL if view.state.amount_to_call() == 0 else FOLD
         log.warning("out_of_time", hand=view.hand_id, betting=view.state.betting_string(), action=str(action))
-        assert self.timing is not None
         self.timing.spent(time.monotonic() - start)
         return action
 

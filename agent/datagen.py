@@ -117,6 +117,11 @@ class Situation:
     ranges: np.ndarray  # [2, H]
 
 
+def both_all_in(game: Game, sit: "Situation") -> bool:
+    """The pot holds both stacks: nothing is left to bet, the showdown decides."""
+    return all(sit.pot // 2 >= s for s in game.stack)
+
+
 def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> Situation:
     game = space.game
     n_board = game.board_cards_through(round_)
@@ -141,7 +146,7 @@ def solve_situation(space: HandSpace, round_: int, sit: Situation, config: Solve
     valid = space.valid(sit.board)
     ranges = sit.ranges * valid
     ranges = ranges / ranges.sum(axis=1, keepdims=True)
-    if all(half >= s for s in game.stack):
+    if both_all_in(game, sit):
         return _allin_values(space, sit.board, ranges, half) / sit.pot
     state = HandState.at_round_start(game, round_, (half, half), sit.board)
     sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space)
@@ -226,7 +231,7 @@ def solve_last_round_batch(space: HandSpace, round_: int, situations: list[Situa
         valid = space.valid(sit.board)
         ranges = sit.ranges * valid
         ranges = ranges / ranges.sum(axis=1, keepdims=True)
-        if all(half >= s for s in game.stack):
+        if both_all_in(game, sit):
             out[i] = _allin_values(space, sit.board, ranges, half) / sit.pot
             continue
         spots.append(BatchSpot(HandState.at_round_start(game, round_, (half, half), sit.board), ranges))

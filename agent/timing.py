@@ -35,13 +35,17 @@ class TimeBudget:
         self.hands += 1
         self.hand_used_s = 0.0
 
+    def _limits(self) -> tuple[float, float]:
+        """``(banked, cap)``: the match allowance left so far, and the per-reply / per-hand cap."""
+        banked = self.hands * self.t_per_hand_s - self.used_s
+        return banked, min(self.t_response_s, self.t_hand_s - self.hand_used_s)
+
     def budget(self, round_: int) -> float:
         """Seconds the decision about to be made may use."""
-        banked = self.hands * self.t_per_hand_s - self.used_s
+        banked, cap = self._limits()
         table = EXPECTED_DECISIONS_LEFT[-self.rounds :] if self.rounds <= len(EXPECTED_DECISIONS_LEFT) else EXPECTED_DECISIONS_LEFT
         left = table[min(round_, len(table) - 1)]
         share = max(0.0, banked) / left
-        cap = min(self.t_response_s, self.t_hand_s - self.hand_used_s)
         return max(0.0, self.safety * min(share, cap))
 
     def deadline(self, round_: int, started: float) -> float:
@@ -65,6 +69,5 @@ class TimeBudget:
         When the bank is nearly empty (a slow machine, a tight limit) the bot answers at
         once instead, rather than letting the dealer abort the match."""
         times = self.recent.get(round_)
-        banked = self.hands * self.t_per_hand_s - self.used_s
-        cap = min(self.t_response_s, self.t_hand_s - self.hand_used_s)
+        banked, cap = self._limits()
         return not times or self.safety * min(banked, cap) >= min(times)
