@@ -116,7 +116,6 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         if not source.is_dir():
             raise ValueError(f"{source}: not a folder (give a match --log-dir or an LBR --out folder)")
         series: dict[str, np.ndarray] = {}
-        unit = 1.0
         game_name = ""
         lbr = sorted(source.glob("lbr-*.json"))
         logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]

@@ -57,7 +57,7 @@ def winnings_png(path: str | Path, series: dict[str, np.ndarray], unit: float, t
         n = np.arange(1, len(v) + 1)
         cum = np.cumsum(v)
         mean = cum / n
-        var = np.array([v[:k].var(ddof=1) if k > 1 else 0.0 for k in n]) if len(v) <= 5000 else _running_var(v)
+        var = _running_var(v)
         band = 1.96 * np.sqrt(var * n)
         line = top.plot(n, cum, label=name)[0]
         top.fill_between(n, cum - band, cum + band, color=line.get_color(), alpha=0.2)
