@@ -5,9 +5,12 @@
 # CUDA image:           docker build -t deepstack:cuda \
 #                          --build-arg BASE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 \
 #                          --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu124 .
+# Ray cluster nodes for data generation (deepstack generate --ray-address):
+#                       docker build -t deepstack:ray --build-arg EXTRAS=[ray] .
 ARG BASE=python:3.11-slim
 FROM ${BASE}
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+ARG EXTRAS=
 ENV PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 DEBIAN_FRONTEND=noninteractive
 # Python 3.11 and a C compiler (the native kernels are built by cffi at install time)
 RUN apt-get update \
@@ -21,7 +24,7 @@ COPY protocol ./protocol
 COPY agent ./agent
 COPY models ./models
 RUN python3.11 -m pip install --index-url ${TORCH_INDEX} "torch>=2.4,<2.14" \
- && python3.11 -m pip install . \
+ && python3.11 -m pip install ".${EXTRAS}" \
  && apt-get purge -y gcc libc6-dev && apt-get autoremove -y
 ENV DEEPSTACK_CONFIG=/opt/deepstack/config.yaml
 ENTRYPOINT ["deepstack", "play"]

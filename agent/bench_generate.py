@@ -14,13 +14,12 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from agent.datagen import GenerateSpec, both_all_in, draw_situation, generate_shard, solve_situation
+from agent.datagen import GenerateSpec, Situation, both_all_in, draw_situation, generate_shard, solve_situation, solve_situation_checked
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, pick_device
 from protocol.gamedef import load_game
@@ -59,31 +58,68 @@ def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
     return rows
 
 
-def bench_turn(situations: int, iterations: int, algorithm: str, device: str) -> dict[str, Any]:
-    """Turn situations drawn as ``deepstack generate --street turn`` draws them (seeded), each solved
-    and timed; both-all-in situations (a showdown, no solve) are counted but reported apart."""
-    dev = pick_device(device)
+def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | None]) -> dict[str, Any]:
+    """Draw ``count`` hold'em situations at the start of ``round_`` as generation draws them
+    (seeded) and time ``solve`` on each; both-all-in draws (a showdown, nothing to solve) are
+    counted apart. ``solve`` may return the solve's exploitability (fraction of the pot)."""
     game = load_game("hunl")
     space = HandSpace(game)
     rng = np.random.default_rng([1, 0])
-    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=str(dev), dtype="float32")
-    times, allin = [], 0
-    for _ in range(situations):
-        sit = draw_situation(space, 2, rng)
-        start = time.perf_counter()
-        solve_situation(space, 2, sit, config)
-        elapsed = time.perf_counter() - start
+    times, pots, expl, allin = [], [], [], 0
+    for _ in range(count):
+        sit = draw_situation(space, round_, rng)
         if both_all_in(game, sit):
             allin += 1
-        else:
-            times.append(elapsed)
-    solved = sum(times)
-    rate = len(times) / solved if solved > 0 else 0.0
+            continue
+        start = time.perf_counter()
+        pct = solve(sit)
+        times.append(time.perf_counter() - start)
+        pots.append(sit.pot)
+        if pct is not None:
+            expl.append(round(100 * pct, 4))
+    rate = len(times) / sum(times) if sum(times) > 0 else 0.0
+    fields: dict[str, Any] = {"rate": rate, "situations": len(times), "allin_skipped": allin,
+                              "seconds_per_situation": [round(t, 2) for t in times], "pots": pots, "hands": 1326,
+                              "sizing": "fold,call,pot,all-in", "processes": 1,
+                              "rate_all_cores": round(rate * (os.cpu_count() or 1), 5)}
+    if expl:
+        fields["exploitability_pct"] = expl
+    return fields
+
+
+def bench_turn(situations: int, iterations: int, algorithm: str, device: str, check: bool = False) -> dict[str, Any]:
+    """Turn situations solved as ``deepstack generate --street turn`` solves them (to the end of
+    the game, average values only) and timed. With ``check``, the average strategy is kept too and
+    each solve's exploitability (% of the pot) is reported: how accurate the targets are."""
+    dev = pick_device(device)
+    space = HandSpace(load_game("hunl"))
+    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=str(dev), dtype="float32")
+    fields = _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1])
+    if check:
+        fields["timed_with"] = "average strategy and exploitability check"
     cores = os.cpu_count() or 1
-    return _row("generate.turn", rate, "situations/s", dev.type, situations=len(times), allin_skipped=allin, iterations=iterations,
-                algorithm=algorithm, seconds_per_situation=[round(t, 2) for t in times], hands=1326, sizing="fold,call,pot,all-in",
+    return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm, **fields,
                 goal_cpu=0.25, goal_h100=100.0, deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
                 deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
+
+
+def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str) -> dict[str, Any]:
+    """Flop situations solved as ``deepstack generate --street flop`` solves them (the flop's
+    betting, the turn network at the leaves for each of the 49 turn cards; CPU) and timed."""
+    from agent.datagen import _next_street_leaf
+    from agent.models import checked_file
+
+    space = HandSpace(load_game("hunl"))
+    leaf = _next_street_leaf("hunl", turn_net)
+    _, entry = checked_file(turn_net)
+    config = SolverConfig(algorithm=algorithm, iterations=iterations, device="cpu", dtype="float32")
+
+    def solve(sit: Situation) -> None:
+        solve_situation(space, 1, sit, config, leaf)
+
+    fields = _timed_draws(1, situations, solve)
+    return _row("generate.flop", fields.pop("rate"), "situations/s", "cpu", iterations=iterations, algorithm=algorithm, **fields,
+                turn_net=turn_net, net=entry.get("net"), net_training_situations=entry.get("training_situations"))
 
 
 def main(argv: list[str]) -> int:
@@ -94,19 +130,29 @@ def main(argv: list[str]) -> int:
     p.add_argument("--leduc-situations", type=int, default=2000)
     p.add_argument("--turn-situations", type=int, default=3, help="turn situations to draw (default 3)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
-    p.add_argument("--turn-algorithm", default="cfr+", choices=["cfr+", "dcfr", "hybrid", "dcfr+"])
+    p.add_argument("--turn-algorithm", default="cfr+", help="CFR variant of the turn and flop solves (default cfr+)", choices=["cfr+", "dcfr", "hybrid", "dcfr+"])
+    p.add_argument("--turn-iterations", type=int, default=None, help="iterations of the turn and flop solves (default: --iterations)")
+    p.add_argument("--flop-situations", type=int, default=3, help="flop situations to draw (default 3)")
+    p.add_argument("--turn-net", default="models/holdem/turn.pt", help="flop row: the turn network (default models/holdem/turn.pt)")
+    p.add_argument("--check", action="store_true",
+                   help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages")
     args = p.parse_args(argv)
     streets = args.street or ["leduc", "turn"]
     if min(args.leduc_situations, args.turn_situations, args.iterations) <= 0:
         print("deepstack bench generate: error: counts and --iterations must be positive", file=sys.stderr)
         return 2
+    iters = args.turn_iterations or args.iterations
     if "leduc" in streets:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
     if "turn" in streets:
-        print(json.dumps(bench_turn(args.turn_situations, args.iterations, args.turn_algorithm, args.device)), flush=True)
+        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check)), flush=True)
     if "flop" in streets:
-        turn_net = Path(__file__).resolve().parent.parent / "models" / "holdem" / "turn.pt"
-        if not turn_net.exists():
-            print(f"deepstack bench generate: flop skipped: flop situations need a turn network ({turn_net} is missing)", file=sys.stderr)
+        from agent.models import ModelError
+
+        try:
+            print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net)), flush=True)
+        except ModelError as exc:
+            print(f"deepstack bench generate: flop skipped: flop situations need a turn network: {exc}", file=sys.stderr)
+            return 1
     return 0

@@ -26,6 +26,7 @@ from agent.netleaf import HandNetLeafValues
 from agent.resolve import SolverConfig, pick_device
 from agent.timing import TimeBudget
 from agent.tree import DEEPSTACK_SIZING, FCPA
+from native.cards import cards_to_str
 from protocol.bot import BaseBot
 from protocol.gamedef import DeckConvention, Game
 from protocol.logs import get_logger
@@ -141,6 +142,7 @@ class DeepStackBot(BaseBot):
         self._hand = -1
         self._degraded = False
         self._starved = False
+        self._turn_started: float | None = None
         # build (and load the models) now: a bad model must stop us before the match
         # and solve the first state of a hand for both positions (the same every hand), for
         # each deck a reduced-deck dealer may use, so that no decision of the match pays for it
@@ -210,6 +212,9 @@ class DeepStackBot(BaseBot):
             raise ValueError("the bot was built for another game")
 
     def observe(self, view: MatchState) -> None:
+        # the dealer's clock runs from the line that puts us to act, so the observation before
+        # the decision (a chance update can take a second) is charged to the decision too
+        self._turn_started = time.monotonic() if view.is_our_turn else None
         if view.hand_id != self._hand:
             self._hand = view.hand_id
             self._degraded = False
@@ -233,7 +238,8 @@ class DeepStackBot(BaseBot):
         if self._seat is None or view.hand_id != self._hand:
             self.observe(view)
         assert self._seat is not None
-        start = time.monotonic()
+        start = self._turn_started if self._turn_started is not None else time.monotonic()
+        self._turn_started = None
         seat = self._seat
         try:
             if self._degraded:
@@ -277,6 +283,9 @@ class DeepStackBot(BaseBot):
             solve_ms=round(1000 * decision.seconds, 2),
             iterations=decision.iterations,
             cached=decision.cached,
-            strategy={n: round(float(p), 4) for n, p in zip(names, decision.strategy[:, hand])},
+            strategy={n: round(float(p), 6) for n, p in zip(names, decision.strategy[:, hand])},
             action=str(action),
+            # with these, the dealer's log and this line identify the decision (AIVAT from logs)
+            cards=cards_to_str(view.our_cards),
+            betting=state.betting_string(),
         )

@@ -32,6 +32,18 @@ def preflop_classes() -> np.ndarray:
     return np.array([r * 13 + c for r, c in (hand_class_cell(h) for h in range(NUM_HOLDEM_HANDS))], dtype=np.int64)
 
 
+class PreflopClasses:
+    """The 169 lossless pre-flop classes as a bucket table (the auxiliary network's buckets)."""
+
+    street = "preflop"
+    num_buckets = NUM_PREFLOP_CLASSES
+
+    def assign(self, board: tuple[int, ...]) -> np.ndarray:
+        if board:
+            raise ValueError(f"pre-flop classes are for the empty board, got {len(board)} cards")
+        return preflop_classes()
+
+
 def histogram_cdfs(board: tuple[int, ...], bins: int) -> np.ndarray:
     """``[1326, bins]`` cumulative equity histograms (rows of blocked hands are all zero)."""
     from native.equity import equity_histograms

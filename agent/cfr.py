@@ -121,7 +121,7 @@ class Gadget:
 class SolveResult:
     iterations: int
     seconds: float
-    average_strategy: torch.Tensor  # [M, A, H]
+    average_strategy: torch.Tensor | None  # [M, A, H]; None when the solver keeps values only
     average_values: torch.Tensor  # [player, tracked row, hand]
     root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach)
 
@@ -143,7 +143,10 @@ class Solver:
         leaf_values: LeafValueFn | None = None,
         track_rows: torch.Tensor | None = None,
         native: bool | None = None,
+        average_strategy: bool = True,
     ) -> None:
+        """``average_strategy=False``: keep only the average values of ``track_rows`` (what
+        training data needs), skipping the strategy sums: less memory and one phase less."""
         la = lookahead
         if len(la.leaves.rows) and leaf_values is None:
             raise ValueError("the lookahead has depth-limit leaves but no leaf value function was given")
@@ -153,7 +156,8 @@ class Solver:
         H, M, A, N = la.num_hands, len(la.dec_rows), la.num_actions, la.num_rows
         opts = {"device": la.device, "dtype": la.dtype}
         self.regrets = torch.zeros(M, A, H, **opts)
-        self.strategy_sum = torch.zeros(M, A, H, **opts)
+        self.tracks_strategy = average_strategy
+        self.strategy_sum = torch.zeros(M, A, H, **opts) if average_strategy else torch.zeros(0, **opts)
         self.reach = torch.zeros(2, N, H, **opts)
         self.values = torch.zeros(2, N, H, **opts)
         # multiplier table: [ones; board masks; strategy]; the strategy block is rewritten in place
@@ -262,14 +266,15 @@ class Solver:
         if w <= 0:
             return
         if self._kernels is not None:
-            self._kernels.update_averages(player, w)
+            self._kernels.update_averages(player, w, strategy=self.tracks_strategy)
             if player == 1:
                 self.weight_sum += w
             return
         la = self.la
         sl = la.dec_slices[player]
-        own_reach = self.reach[player].index_select(0, la.dec_rows[sl]).unsqueeze(1)  # [m, 1, H]
-        self.strategy_sum[sl].add_(self.strategy[sl] * own_reach, alpha=w)
+        if self.tracks_strategy:
+            own_reach = self.reach[player].index_select(0, la.dec_rows[sl]).unsqueeze(1)  # [m, 1, H]
+            self.strategy_sum[sl].add_(self.strategy[sl] * own_reach, alpha=w)
         self.values_sum[player].add_(self.values[player].index_select(0, self.track_rows), alpha=w)
         if player == 1:
             self.weight_sum += w
@@ -323,7 +328,7 @@ class Solver:
         return SolveResult(
             iterations=self.iterations_done,
             seconds=time.perf_counter() - start,
-            average_strategy=self.average_strategy(),
+            average_strategy=self.average_strategy() if self.tracks_strategy else None,
             average_values=self.average_values(),
             root_reach=self.root_reach.clone(),
         )
@@ -337,6 +342,8 @@ class Solver:
             self.root_reach[player] = gadget.reach(gadget.follow_probability())
 
     def average_strategy(self) -> torch.Tensor:
+        if not self.tracks_strategy:
+            raise RuntimeError("this solver keeps average values only (average_strategy=False)")
         if self.weight_sum == 0:
             return self.strategy.clone()
         total = self.strategy_sum.sum(dim=1, keepdim=True)

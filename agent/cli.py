@@ -156,12 +156,24 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", required=True, help=GAME_HELP)
     p.add_argument("--round", type=int, default=None, help="round at whose start situations are made (default 1)")
     p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
-                   help="hold'em: the network's street (turn = situations at the start of the turn, solved to the end)")
+                   help="hold'em: the network's street: turn (situations at the start of the turn, solved to the end), "
+                        "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
+                        "preflop-aux (end of the pre-flop: the flop network averaged over the flops)")
+    p.add_argument("--turn-net", default=None, help="--street flop: the turn network (default: models/holdem/turn.pt)")
+    p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
+    p.add_argument("--aux-flops", type=int, default=None,
+                   help="--street preflop-aux: flops averaged per situation (default all 22100; fewer: a seeded sample)")
     p.add_argument("--situations", type=int, required=True, help="number of situations")
     p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
+    p.add_argument("--algorithm", default="dcfr", choices=["cfr+", "dcfr", "dcfr+", "hybrid"],
+                   help="CFR variant of the solves (default dcfr)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--ray-address", default=None,
+                   help="solve the shards as Ray tasks (needs the 'ray' extra): 'local' (a Ray instance on this "
+                        "machine, all cores), 'auto' (the cluster this machine is part of) or ray://HOST:PORT")
+    p.add_argument("--ray-cpus", type=int, default=None, help="with --ray-address local: CPUs to use (default all)")
     p.set_defaults(func=_run_generate)
 
 
@@ -169,22 +181,53 @@ def _run_generate(args: argparse.Namespace) -> int:
     from agent.datagen import GenerateSpec, generate
 
     game = _load_game_or_exit(args.game)
+    next_net = None
     if args.street is not None:
         if game.deck_size <= 12 or args.round is not None:
             print("deepstack generate: error: --street is for hold'em games and replaces --round", file=sys.stderr)
             return 2
-        if args.street != "turn":
-            print(f"deepstack generate: error: --street {args.street} needs the depth-limited solver with the turn network "
-                  "(flop) or the flop network (preflop-aux), which data generation does not support yet; only turn", file=sys.stderr)
-            return 2
-        args.round = 2
+        from agent.config import HoldemModels
+
+        args.round = {"turn": 2, "flop": 1, "preflop-aux": 0}[args.street]
+        if args.street == "flop":
+            next_net = args.turn_net or HoldemModels().turn_net
+        elif args.street == "preflop-aux":
+            next_net = args.flop_net or HoldemModels().flop_net
+        if next_net is not None:
+            from agent.models import ModelError, load_value_net
+
+            try:  # fail now, not in the first shard
+                _, entry = load_value_net(next_net)
+                wanted = "turn" if args.street == "flop" else "flop"
+                if entry.get("street") != wanted:
+                    raise ModelError(f"{next_net}: --street {args.street} needs the {wanted} network, this one is for {entry.get('street')!r}")
+            except ModelError as exc:
+                print(f"deepstack generate: error: {exc}", file=sys.stderr)
+                return 2
+    if (args.turn_net and args.street != "flop") or ((args.flop_net or args.aux_flops) and args.street != "preflop-aux"):
+        print("deepstack generate: error: --turn-net is for --street flop, --flop-net and --aux-flops for --street preflop-aux", file=sys.stderr)
+        return 2
+    if args.aux_flops is not None and not 0 < args.aux_flops <= 22100:
+        print("deepstack generate: error: --aux-flops must be in 1..22100", file=sys.stderr)
+        return 2
     if args.round is None:
         args.round = 1
-    if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0:
-        print("deepstack generate: error: --situations, --shard-size and --iterations must be positive", file=sys.stderr)
+    if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
+        print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
         return 2
-    spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size, seed=args.seed, iterations=args.iterations)
-    stats = generate(spec, Path(args.out))
+    spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size,
+                        seed=args.seed, iterations=args.iterations, algorithm=args.algorithm, next_net=next_net,
+                        aux_flops=args.aux_flops)
+    if args.ray_address is not None:
+        from agent.cluster import ClusterError, generate_on_ray
+
+        try:
+            stats = generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
+        except ClusterError as exc:
+            print(f"deepstack generate: error: {exc}", file=sys.stderr)
+            return 1
+    else:
+        stats = generate(spec, Path(args.out))
     print(f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s ({stats['situations_per_s']:.2f}/s) into {args.out}")
     return 0
 
@@ -208,7 +251,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hidden", type=int, default=500)
     p.add_argument("--layers", type=int, default=7)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--street", choices=["turn", "flop"], default=None, help="hold'em: which network (its buckets map the data)")
+    p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
+                   help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes)")
     p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
     p.set_defaults(func=_run_train)
 
@@ -231,17 +275,22 @@ def _run_train(args: argparse.Namespace) -> int:
             )
         else:
             from agent.bot import _checked_file
-            from agent.buckets import BucketTable
+            from agent.buckets import BucketTable, PreflopClasses
             from agent.config import HoldemModels
             from agent.encoding import SituationEncoder
 
-            if args.street not in ("turn", "flop"):
-                raise ValueError("hold'em networks need --street turn or --street flop")
-            default = HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets
-            table = BucketTable.load(_checked_file(args.buckets or default))
+            if args.street not in ("turn", "flop", "preflop-aux"):
+                raise ValueError("hold'em networks need --street turn, flop or preflop-aux")
+            if args.street == "preflop-aux":
+                if args.buckets:
+                    raise ValueError("--buckets: the auxiliary network's buckets are the 169 pre-flop classes")
+                table, buckets_file = PreflopClasses(), None
+            else:
+                buckets_file = args.buckets or (HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets)
+                table = BucketTable.load(_checked_file(buckets_file))
             stats = train(
                 Path(args.data), Path(args.out), buckets=table.num_buckets, extra=0, spec=spec, model_name=args.name,
-                encoder=SituationEncoder(table, float(sum(game.stack))), extra_manifest={"street": args.street, "buckets_file": args.buckets or default},
+                encoder=SituationEncoder(table, float(sum(game.stack))), extra_manifest={"street": args.street, "buckets_file": buckets_file},
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)

@@ -95,7 +95,7 @@ class TimeConfig:
     #: per reply, and per hand
     t_response_ms: int = 600_000
     t_hand_ms: int = 600_000
-    #: fraction of the computed budget actually used
+    #: fraction of the allowance banked (the rest covers I/O and other programs) and of each share used
     safety: float = 0.7
 
 

@@ -16,14 +16,16 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from agent.batched import BatchSpot, solve_batch
+from agent.cfr import LeafValueFn, exploitability
 from agent.handspace import HandSpace
 from agent.leaves import CheckdownEvaluator
 from agent.rangegen import recursive_range, strength_order
@@ -31,6 +33,9 @@ from agent.resolve import SolverConfig, solve_ranges
 from agent.tree import FCPA
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
+
+if TYPE_CHECKING:
+    from agent.aux_targets import FlopBuckets
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,13 @@ class GenerateSpec:
     device: str = "cpu"
     #: torch threads of this process (small solves run best on one; run one process per core)
     threads: int = 1
+    #: hold'em: the next street's network (TorchScript file with a manifest entry): the turn
+    #: network for flop situations (depth-limit leaves), the flop network for the auxiliary
+    #: pre-flop targets
+    next_net: str | None = None
+    #: auxiliary targets: flops averaged per situation (None: all 22100, the exact average;
+    #: fewer: a seeded uniform sample, an unbiased estimate)
+    aux_flops: int | None = None
 
 
 def pot_scale(game: Game) -> float:
@@ -133,24 +145,57 @@ def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> S
 
 
 def _equity_strength(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
+    if not board:
+        return _preflop_strength()
     from native.equity import hand_equities
 
     eq = np.asarray(hand_equities(board), dtype=np.float64)
     return np.where(np.isfinite(eq), eq, -1.0)
 
 
-def solve_situation(space: HandSpace, round_: int, sit: Situation, config: SolverConfig) -> np.ndarray:
-    """``[2, H]`` counterfactual values per unit of pot (normalised ranges, blocked hands 0)."""
+@lru_cache(maxsize=1)
+def _preflop_strength() -> np.ndarray:
+    """Pre-flop strength of each hand: its mean check-down result against every other hand,
+    from the shipped pre-flop check-down matrix (exact equities take minutes per call)."""
+    from agent.config import HoldemModels
+    from agent.models import checked_file
+
+    path, _ = checked_file(HoldemModels().preflop_checkdown, " (deepstack buckets --street preflop builds it)")
+    with np.load(path) as z:
+        m = z["matrix"].astype(np.float64)
+    compatible = m != 0
+    return m.sum(axis=1) / np.maximum(compatible.sum(axis=1), 1)
+
+
+def solve_situation(space: HandSpace, round_: int, sit: Situation, config: SolverConfig, leaf_values: LeafValueFn | None = None) -> np.ndarray:
+    """``[2, H]`` counterfactual values per unit of pot (normalised ranges, blocked hands 0).
+    With ``leaf_values`` the solve stops at the end of ``round_`` (depth-limited: flop
+    situations with the turn network); without, it runs to the end of the game."""
+    return solve_situation_checked(space, round_, sit, config, check=False, leaf_values=leaf_values)[0]
+
+
+def solve_situation_checked(
+    space: HandSpace, round_: int, sit: Situation, config: SolverConfig, check: bool = True,
+    leaf_values: LeafValueFn | None = None,
+) -> tuple[np.ndarray, float | None]:
+    """:func:`solve_situation`, and with ``check`` the exploitability of the solve's average
+    strategy as a fraction of the pot (0 for both-all-in situations: nothing to decide).
+    Without ``check`` only the average values are kept (no strategy sums: faster, leaner)."""
     game = space.game
     half = sit.pot // 2
     valid = space.valid(sit.board)
     ranges = sit.ranges * valid
     ranges = ranges / ranges.sum(axis=1, keepdims=True)
     if both_all_in(game, sit):
-        return _allin_values(space, sit.board, ranges, half) / sit.pot
+        return _allin_values(space, sit.board, ranges, half) / sit.pot, (0.0 if check else None)
     state = HandState.at_round_start(game, round_, (half, half), sit.board)
-    sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space)
-    return sol.values_at(0) / sit.pot
+    last_round = round_ if leaf_values is not None else None
+    sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space, average_strategy=check,
+                       last_round=last_round, leaf_values=leaf_values)
+    values = sol.values_at(0) / sit.pot
+    if not check:
+        return values, None
+    return values, exploitability(sol.solver, sol.result.root_reach)["exploitability"] / sit.pot
 
 
 def _allin_values(space: HandSpace, board: tuple[int, ...], ranges: np.ndarray, half: int) -> np.ndarray:
@@ -199,8 +244,11 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
     situations = [draw_situation(space, spec.round, rng) for _ in range(count)]
     if is_hand_level(game) and spec.round == game.num_rounds - 1:
         solved = solve_last_round_batch(space, spec.round, situations, config)
+    elif spec.next_net is not None and spec.round == 0:
+        solved = [_aux_situation(spec, sit, rng) for sit in situations]
     else:
-        solved = [solve_situation(space, spec.round, sit, config) for sit in situations]
+        leaf = _next_street_leaf(spec.game, spec.next_net) if spec.next_net is not None else None
+        solved = [solve_situation(space, spec.round, sit, config, leaf) for sit in situations]
     rows: dict[str, list[np.ndarray]] = {}
     for sit, values in zip(situations, solved):
         if is_hand_level(game):
@@ -218,6 +266,44 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
         for key, value in item.items():
             rows.setdefault(key, []).append(value)
     return {key: np.stack(values) for key, values in rows.items()}
+
+
+@lru_cache(maxsize=2)
+def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
+    """The turn network as depth-limit leaves of flop solves (loaded once per process, checked
+    against its manifest; its bucket table is the one its manifest entry names)."""
+    from agent.buckets import BucketTable
+    from agent.holdem_leaves import BucketNetLeafValues
+    from agent.models import ModelError, checked_file, load_value_net
+
+    net, entry = load_value_net(net_path)
+    if entry.get("street") != "turn":
+        raise ModelError(f"{net_path}: flop situations need the turn network, this one is for {entry.get('street')!r}")
+    table = BucketTable.load(checked_file(entry["buckets_file"])[0])
+    return BucketNetLeafValues(net, load_game(game_name), table)
+
+
+@lru_cache(maxsize=1)
+def _flop_network(net_path: str) -> tuple[torch.jit.ScriptModule, FlopBuckets]:
+    from agent.aux_targets import FlopBuckets
+    from agent.buckets import BucketTable
+    from agent.models import ModelError, checked_file, load_value_net
+
+    net, entry = load_value_net(net_path)
+    if entry.get("street") != "flop":
+        raise ModelError(f"{net_path}: auxiliary targets need the flop network, this one is for {entry.get('street')!r}")
+    return net, FlopBuckets(BucketTable.load(checked_file(entry["buckets_file"])[0]))
+
+
+def _aux_situation(spec: GenerateSpec, sit: Situation, rng: np.random.Generator) -> np.ndarray:
+    """Auxiliary target: the flop network averaged over the flops (all, or a seeded sample)."""
+    from agent.aux_targets import ALL_FLOPS, aux_values
+
+    game = load_game(spec.game)
+    net, flops = _flop_network(str(spec.next_net))
+    ranges = sit.ranges / sit.ranges.sum(axis=1, keepdims=True)
+    rows = None if spec.aux_flops is None else np.sort(rng.choice(len(ALL_FLOPS), spec.aux_flops, replace=False))
+    return aux_values(net, flops, ranges, float(sit.pot), float(sum(game.stack)), flop_rows=rows)
 
 
 def solve_last_round_batch(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig) -> list[np.ndarray]:
@@ -249,24 +335,37 @@ def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     os.replace(tmp, path)
 
 
-def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str | None = None) -> dict[str, float]:
-    """Write the shards of ``spec`` into ``out`` (existing shards are kept: resuming)."""
+def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
+    """Create ``out``, record what generates it (``generate.json``) and return the metadata
+    every shard carries."""
     out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(spec.threads)
-    n_shards = -(-spec.situations // spec.shard_size)
     meta_base = {"spec": asdict(spec), "code_version": code_version(), "command": command or " ".join(sys.argv)}
     (out / "generate.json").write_text(json.dumps(meta_base, indent=1))
-    done = sum(1 for i in range(n_shards) if shard_path(out, i).exists())
-    bar = tqdm(total=spec.situations, desc=f"generate {spec.game}", unit="sit", disable=not progress, initial=min(done * spec.shard_size, spec.situations))
+    return meta_base
+
+
+def missing_shards(spec: GenerateSpec, out: Path) -> list[tuple[int, int]]:
+    """``(index, count)`` of the shards not written yet (resuming skips the others)."""
+    n_shards = -(-spec.situations // spec.shard_size)
+    todo = []
+    for i in range(n_shards):
+        if not shard_path(out, i).exists():
+            todo.append((i, min(spec.shard_size, spec.situations - i * spec.shard_size)))
+    return todo
+
+
+def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str | None = None) -> dict[str, float]:
+    """Write the shards of ``spec`` into ``out`` (existing shards are kept: resuming)."""
+    meta_base = start_output(spec, out, command)
+    torch.set_num_threads(spec.threads)
+    todo = missing_shards(spec, out)
+    bar = tqdm(total=spec.situations, desc=f"generate {spec.game}", unit="sit", disable=not progress,
+               initial=spec.situations - sum(c for _, c in todo))
     start = time.perf_counter()
     made = 0
-    for i in range(n_shards):
-        path = shard_path(out, i)
-        count = min(spec.shard_size, spec.situations - i * spec.shard_size)
-        if path.exists():
-            continue
+    for i, count in todo:
         arrays = generate_shard(spec, i, count)
-        write_atomic(path, arrays, {**meta_base, "shard": i, "count": count})
+        write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count})
         made += count
         bar.update(count)
         bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")

@@ -70,6 +70,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_aivat_cli)
     q = evsub.add_parser(
+        "aivat-log",
+        help="raw, duplicate and AIVAT estimates from a recorded match (any game, any opponent)",
+        description="Reads a folder written by deepstack match --log-dir (dealer logs and the bot's decisions in "
+        "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95%% intervals. AIVAT corrects "
+        "the board cards and the player's own decisions (its logged action probabilities), never the opponent's, "
+        "with check-down values as the value function: unbiased against any opponent.",
+    )
+    q.add_argument("source", help="a match --log-dir folder")
+    q.add_argument("--player", default="deepstack", help="whose winnings (default deepstack)")
+    q.add_argument("--decisions", default=None, help="the player's decision log (default: SOURCE/bots.jsonl)")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=run_aivat_log_cli)
+    q = evsub.add_parser(
         "plot",
         help="PNG pictures of a match or LBR run: winnings with 95% bands, think time per street",
         description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
@@ -196,7 +209,7 @@ def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | N
     me = final.current_player
     provider = ProviderFactory(game_name, "deepstack", config_path)()
     provider.start_hand(me)
-    state = parse_matchstate(f"MATCHSTATE:0:0::AsKs|", game).state
+    state = parse_matchstate("MATCHSTATE:0:0::AsKs|", game).state
     for action in final.round_actions:
         if state.current_player == me:
             provider.strategy(state)
@@ -241,6 +254,39 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
     else:
         for name, est in result.items():
             print(f"{name:>9}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+    return 0
+
+
+def run_aivat_log_cli(args: argparse.Namespace) -> int:
+    from agent.aivat_log import log_aivat
+
+    source = Path(args.source)
+    try:
+        if not source.is_dir():
+            raise ValueError(f"{source}: not a folder (give a match --log-dir)")
+        logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
+        if not logs:
+            raise ValueError(f"{source}: no dealer logs in it")
+        game_name = read_dealer_log(logs[0])[0]
+        game = load_game(game_name)
+        decisions = Path(args.decisions) if args.decisions else source / "bots.jsonl"
+        start = time.perf_counter()
+        result, tally = log_aivat(game, logs, args.player, decisions)
+    except (GameDefError, ValueError, OSError) as exc:
+        print(f"deepstack eval aivat-log: error: {exc}", file=sys.stderr)
+        return 2
+    scale = 1000.0 / game.big_blind
+    out = {"game": game_name, "player": args.player, "logs": [p.name for p in logs], "unit": "mbb/g",
+           **{name: est.to_dict(scale) for name, est in result.items()}, "chance_corrections": tally.chance_events,
+           "action_corrections": tally.action_events, "decisions_not_corrected": tally.unmatched_decisions,
+           "seconds": round(time.perf_counter() - start, 1)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for name, est in result.items():
+            print(f"{name:>9}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+        print(f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
+              f"({tally.unmatched_decisions} decisions without a logged strategy: not corrected)")
     return 0
 
 

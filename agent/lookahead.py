@@ -140,7 +140,6 @@ def compile_lookahead(
     boards: list[tuple[int, ...]] = [root_board]
     board_id: dict[tuple[int, ...], int] = {root_board: 0}
     hands = np.asarray(hands, dtype=np.int64)
-    H = len(hands)
 
     levels: list[list[tuple[Node, int]]] = [[(root, 0)]]
     links: list[list[tuple[int, int, int | None]]] = []  # per child: (parent local, slot, chance card-set id)

@@ -197,8 +197,12 @@ def solve_ranges(
     leaf_values: LeafValueFn | None = None,
     target_exploitability: float | None = None,
     check_every: int = 25,
+    average_strategy: bool = True,
 ) -> Solution:
     """Solve the subgame at ``state`` where both ranges are known (a spot).
+
+    ``average_strategy=False`` keeps only the average values (training data): no strategy is
+    returned and no exploitability target can be checked.
 
     With ``target_exploitability`` (chips), stop as soon as the average strategy is at
     most that exploitable (checked every ``check_every`` iterations), or at
@@ -208,8 +212,11 @@ def solve_ranges(
     board = state.board
     checked = _check_ranges(space, board, ranges)
     hands = _hand_list(space, board, checked, all_valid=False)
+    if target_exploitability is not None and not average_strategy:
+        raise ValueError("an exploitability target needs the average strategy")
     root, la = prepare(state, space, hands, sizing, config, last_round)
-    solver = Solver(la, config.variant(), leaf_values=leaf_values, track_rows=first_round_rows(la))
+    solver = Solver(la, config.variant(), leaf_values=leaf_values, track_rows=first_round_rows(la),
+                    average_strategy=average_strategy)
     reach = torch.as_tensor(np.stack([r[hands] for r in checked]), dtype=la.dtype, device=la.device)
     if float((reach[0] * la.terminal.fold_mass(reach[1:2], torch.zeros(1, dtype=torch.long, device=la.device))[0]).sum()) <= 0:
         raise SpotError("the two ranges have no pair of hands that can be dealt together")

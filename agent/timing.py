@@ -2,9 +2,9 @@
 
 The ACPC dealer allows ``t_per_hand`` milliseconds per hand on average over the whole
 match (and ``t_response`` per reply, ``t_hand`` per hand). The budget of a decision is a
-share of what is banked (the average allowance of the hands played so far and of this one,
-minus the time used) spread over the decisions this hand may still need, capped by the
-per-reply and per-hand limits, all scaled by a safety factor.
+share of what is banked (a safety fraction of the average allowance of the hands played so
+far and of this one, minus the time used) spread over the decisions this hand may still
+need, capped by the per-reply and per-hand limits, all scaled by the safety factor again.
 """
 
 from __future__ import annotations
@@ -36,8 +36,13 @@ class TimeBudget:
         self.hand_used_s = 0.0
 
     def _limits(self) -> tuple[float, float]:
-        """``(banked, cap)``: the match allowance left so far, and the per-reply / per-hand cap."""
-        banked = self.hands * self.t_per_hand_s - self.used_s
+        """``(banked, cap)``: the match allowance left so far, and the per-reply / per-hand cap.
+
+        Only ``safety`` of the allowance is ever banked: the dealer's clock also runs while we
+        read, parse and answer and while other programs hold the CPU, none of which the bot
+        can measure; spending the whole allowance let such overheads add up over a match until
+        the dealer aborted it (seen on a 2-core machine running other jobs)."""
+        banked = self.safety * self.hands * self.t_per_hand_s - self.used_s
         return banked, min(self.t_response_s, self.t_hand_s - self.hand_used_s)
 
     def budget(self, round_: int) -> float:

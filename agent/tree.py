@@ -147,7 +147,6 @@ def build_tree(
 
 
 def _build(state: HandState, sizing: list[BetSizing], limit: int, depth: int, decisions: int) -> Node:
-    game = state.game
     if state.finished and not state.is_showdown:
         return Node(NodeKind.FOLD, state, depth)
     if state.board_cards_needed:

@@ -359,7 +359,9 @@ class SolverKernels:
         N = la.num_rows
         _shape(reach, "solver.reach", (2, N, H))
         _shape(values, "solver.values", (2, N, H))
-        _shape(_values(solver.strategy_sum, "solver.strategy_sum", 3), "solver.strategy_sum", (M, A, H))
+        self._sums_strategy = bool(getattr(solver, "tracks_strategy", True))
+        if self._sums_strategy:
+            _shape(_values(solver.strategy_sum, "solver.strategy_sum", 3), "solver.strategy_sum", (M, A, H))
         _shape(_values(solver.root_reach, "solver.root_reach"), "solver.root_reach", (2, H))
         valid = _valid(solver.valid, M, A)
         strat = solver.strategy
@@ -492,8 +494,9 @@ class SolverKernels:
         )
         self._ok(code, "update_regrets")
 
-    def update_averages(self, player: int, w: float) -> None:
-        """``strategy_sum`` of ``player``'s decisions and ``values_sum[player]`` += w * ...
+    def update_averages(self, player: int, w: float, strategy: bool = True) -> None:
+        """``strategy_sum`` of ``player``'s decisions (unless ``strategy`` is false or the
+        solver keeps no strategy sums) and ``values_sum[player]`` += w * ...
 
         Does nothing when ``w <= 0`` (like the solver); ``solver.weight_sum`` is not touched.
         """
@@ -502,7 +505,7 @@ class SolverKernels:
             return
         m0, m = self._dec[player]
         A, H = self.A, self.H
-        if m:
+        if m and strategy and self._sums_strategy:
             code = lib.ds_cfr_average(
                 m, A, H, self._rows_p + m0, self._strategy_p + m0 * A * H, self._reach_p[player], self.N, float(w),
                 self._sum_p + m0 * A * H, self.threads,

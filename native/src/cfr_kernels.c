@@ -278,7 +278,7 @@ typedef struct {
 CK_CLONES static void strategy_range(const void *vargs, int64_t lo, int64_t hi) {
     const StrategyArgs *g = (const StrategyArgs *)vargs;
     const int64_t A = g->A, H = g->H;
-    float total[CHUNK], quot[CHUNK];
+    float total[CHUNK], inv[CHUNK], quot[CHUNK];
     for (int64_t m = lo; m < hi; m++) {
         const float *restrict valid = g->valid + m * A;
         float n_valid = 0.0f;
@@ -294,19 +294,18 @@ CK_CLONES static void strategy_range(const void *vargs, int64_t lo, int64_t hi) 
                     total[h] += x * v;
                 }
             }
+            /* one division per hand, not one per action: the actions share the total */
+            for (int64_t h = 0; h < nh; h++) inv[h] = 1.0f / (total[h] > 1e-30f ? total[h] : 1e-30f);
+            CK_BARRIER();
             for (int64_t a = 0; a < A; a++) {
                 const float *restrict r = g->regrets + (m * A + a) * H + h0;
                 float *restrict s = g->strategy + (m * A + a) * H + h0;
                 const float v = valid[a];
                 const float uniform = n_valid != 0.0f ? v / n_valid : 0.0f;
-                /* two loops, kept apart by a compiler barrier: fused, gcc sinks the
-                 * division into a branch of the select and (trapping math) cannot
-                 * vectorise it */
-                for (int64_t h = 0; h < nh; h++) {
-                    const float x = (r[h] < 0.0f ? 0.0f : r[h]) * v;
-                    const float t = total[h];
-                    quot[h] = x / (t > 1e-30f ? t : 1e-30f);
-                }
+                /* product and select in two loops, kept apart by a compiler barrier: fused,
+                 * gcc sinks the product into a branch of the select (trapping math) and
+                 * cannot vectorise it */
+                for (int64_t h = 0; h < nh; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
                 CK_BARRIER();
                 for (int64_t h = 0; h < nh; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
             }

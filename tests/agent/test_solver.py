@@ -239,3 +239,21 @@ def test_opponent_range_warm_starts(leduc_limit: Game, mode: str) -> None:
     for s in (sub, plain):
         strat = s.result.average_strategy
         assert torch.isfinite(strat).all()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])  # torch phases / fused C kernels
+def test_values_only_solver_gives_the_same_values(leduc: Game, dtype: str) -> None:
+    """Training data keeps only the average values: skipping the strategy sums must not change them."""
+    space = HandSpace(leduc)
+    state = HandState.at_round_start(leduc, 1, (300, 300), (cards_from_str("Kh")[0],))
+    rng = np.random.default_rng(3)
+    ranges = [rng.random(space.size) * space.valid(state.board) for _ in range(2)]
+    cfg = SolverConfig(algorithm="dcfr", iterations=40, device="cpu", dtype=dtype)
+    full = solve_ranges(state, ranges, FCPA, cfg, space=space)
+    lean = solve_ranges(state, ranges, FCPA, cfg, space=space, average_strategy=False)
+    assert lean.result.average_strategy is None and lean.solver.strategy_sum.numel() == 0
+    np.testing.assert_array_equal(lean.values_at(0), full.values_at(0))
+    with pytest.raises(RuntimeError, match="average values only"):
+        lean.solver.average_strategy()
+    with pytest.raises(ValueError, match="needs the average strategy"):
+        solve_ranges(state, ranges, FCPA, cfg, space=space, average_strategy=False, target_exploitability=1.0)

@@ -14,8 +14,8 @@ from agent.timing import TimeBudget
 def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
     holdem = TimeBudget(7.0, 600.0, 600.0, safety=0.5, rounds=4)
     holdem.start_hand()
-    assert holdem.budget(0) == pytest.approx(0.5 * 7.0 / 4)
-    assert holdem.budget(3) == pytest.approx(0.5 * 7.0 / 1)
+    assert holdem.budget(0) == pytest.approx(0.5 * (0.5 * 7.0) / 4)  # half the allowance banked, half of a share
+    assert holdem.budget(3) == pytest.approx(0.5 * (0.5 * 7.0) / 1)
     leduc = TimeBudget(1.0, 600.0, 600.0, safety=1.0, rounds=2)
     leduc.start_hand()
     assert leduc.budget(0) == pytest.approx(1.0 / 2)  # two rounds: ~2 decisions left pre-flop
@@ -33,6 +33,18 @@ def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
     capped = TimeBudget(100.0, 0.2, 600.0, safety=1.0, rounds=2)
     capped.start_hand()
     assert capped.budget(1) == pytest.approx(0.2)  # the per-reply limit
+
+
+def test_spending_every_budget_keeps_a_reserve_of_the_allowance() -> None:
+    """A bot that thinks for its whole budget at every decision still leaves (1 - safety) of
+    the dealer's allowance unused: the room for what it cannot measure (I/O, other programs)."""
+    budget = TimeBudget(7.0, 600.0, 600.0, safety=0.7, rounds=4)
+    for hand in range(1, 501):
+        budget.start_hand()
+        for r in range(4):
+            budget.spent(budget.budget(r))
+        assert budget.used_s <= 0.7 * 7.0 * hand + 1e-9
+    assert budget.used_s >= 0.6 * 7.0 * 500  # and most of what is banked is used
 
 
 def test_leduc_bot_keeps_to_a_tight_dealer_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,8 @@ TorchScript export and use as the depth-limit leaves of a re-solve."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import numpy as np
@@ -159,12 +161,52 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     assert np.all(np.isfinite(strategy))
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-5)
 
+    # generate.flop: flop situations timed with this turn network at the leaves
+    capsys.readouterr()
+    assert main(["bench", "generate", "--street", "flop", "--turn-net", str(out / "turn.pt"), "--flop-situations", "1",
+                 "--turn-iterations", "2"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert row["bench"] == "generate.flop" and row["unit"] == "situations/s" and row["impl"] == "ours"
+    assert row["net"]["hidden"] == 16 and row["iterations"] == 2 and row["situations"] + row["allin_skipped"] == 1
+    # the flop network from flop situations solved with this turn network at the leaves ...
+    flop_data = tmp_path / "flop"
+    assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", str(out / "turn.pt"), "--situations", "2",
+                 "--shard-size", "1", "--iterations", "4", "--out", str(flop_data)]) == 0
+    with np.load(flop_data / "shard-00000.npz") as shard:
+        assert (shard["boards"][0] >= 0).sum() == 3 and np.all(np.isfinite(shard["values"]))
+    assert main(["train", "--game", "hunl", "--street", "flop", "--data", str(flop_data), "--out", str(out), "--name", "flop",
+                 "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "1"]) == 0
+    # ... and the auxiliary network from the flop network averaged over (a sample of) the flops
+    aux_data = tmp_path / "aux"
+    assert main(["generate", "--game", "hunl", "--street", "preflop-aux", "--flop-net", str(out / "flop.pt"), "--aux-flops", "6",
+                 "--situations", "2", "--shard-size", "2", "--out", str(aux_data)]) == 0
+    assert main(["train", "--game", "hunl", "--street", "preflop-aux", "--data", str(aux_data), "--out", str(out), "--name", "aux",
+                 "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "1"]) == 0
+    aux, aux_entry = load_value_net(out / "aux.pt")
+    assert aux_entry["street"] == "preflop-aux" and aux_entry["net"]["buckets"] == 169
+    assert aux_entry["data"]["spec"]["aux_flops"] == 6 and aux_entry["data"]["spec"]["next_net"].endswith("flop.pt")
+    # a pre-flop re-solve with the auxiliary network at its leaves
+    uniform = np.full(space.size, 1.0 / space.size)
+    sol = solve_ranges(HandState.initial(hunl), [uniform, uniform], DEEPSTACK_SIZING["preflop"], SolverConfig(iterations=2, device="cpu"),
+                       space=space, last_round=0, leaf_values=BucketNetLeafValues(aux, hunl, None))
+    assert np.all(np.isfinite(sol.root_strategy()))
+    # a network for the wrong street is refused before any solving
+    capsys.readouterr()
+    assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", str(out / "flop.pt"), "--situations", "1",
+                 "--out", str(tmp_path / "bad")]) == 2
+    assert "needs the turn network" in capsys.readouterr().err
+
 
 def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from agent.cli import main
 
-    assert main(["generate", "--game", "hunl", "--street", "flop", "--situations", "1", "--out", str(tmp_path)]) == 2
-    assert "only turn" in capsys.readouterr().err
+    missing = str(tmp_path / "no-such-turn.pt")
+    assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert "model file is missing" in capsys.readouterr().err
+    assert main(["generate", "--game", "hunl", "--street", "turn", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert "--turn-net is for --street flop" in capsys.readouterr().err
+    assert main(["generate", "--game", "hunl", "--street", "preflop-aux", "--flop-net", missing, "--aux-flops", "0",
+                 "--situations", "1", "--out", str(tmp_path)]) == 2
     assert main(["generate", "--game", "leduc", "--street", "turn", "--situations", "1", "--out", str(tmp_path)]) == 2
     assert main(["train", "--game", "hunl", "--data", str(tmp_path), "--out", str(tmp_path), "--name", "x"]) == 2
     assert "--street turn" in capsys.readouterr().err

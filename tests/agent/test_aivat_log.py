@@ -1,0 +1,78 @@
+"""AIVAT from recorded matches: replays against the rules engine, the check-down value's
+chance identity, and a real HUNL match through our dealer evaluated from its logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent.aivat_log import CheckdownValue, parse_state_line, replay
+from agent.cli import main
+from agent.eval_cli import read_dealer_log
+from agent.handspace import HandSpace
+from native.cards import cards_from_str
+from protocol.gamedef import Game
+from protocol.state import CALL, HandState, raise_to
+from tests.agent.test_hunl_bot import FAST
+
+
+def test_replay_of_an_all_in_run_out(hunl: Game) -> None:
+    hand = parse_state_line("STATE:7:r300r20000c///:AsAd|KcKh/2c3d9h/Ts/7c:20000|-20000:a|b", "log:1")
+    rep = replay(hunl, hand)
+    assert [len(after.board) for _, after in rep.chance] == [5] and rep.final is not None and rep.final.finished
+    with pytest.raises(ValueError, match="differ from the logged"):
+        replay(hunl, parse_state_line("STATE:7:r300r20000c///:AsAd|KcKh/2c3d9h/Ts/7c:-20000|20000:a|b", "log:1"))
+    with pytest.raises(ValueError, match="not a dealer STATE line"):
+        parse_state_line("STATE:1:cc", "log:2")
+
+
+@pytest.mark.parametrize("board", ["QsJh2h8d", "QsJh2h"])  # the river to come, the turn (and river) to come
+def test_check_down_value_is_its_own_mean_over_the_next_card(hunl: Game, board: str) -> None:
+    """Why a chance correction is V(before) - V(after): the mean of V over the cards that can
+    come equals V before them (the matched amount does not change at a chance event)."""
+    holes = (cards_from_str("AhKh"), cards_from_str("9c9d"))
+    cards = cards_from_str(board)
+    state = HandState.initial(hunl, hole_cards=holes).apply(raise_to(300)).apply(CALL).with_board(cards[:3])
+    while len(state.board) < len(cards):
+        state = state.apply(CALL).apply(CALL).with_board(cards[: len(state.board) + 1])
+    state = state.apply(CALL).apply(CALL)  # checked through: waiting for the next card
+    assert state.board_cards_needed == 1
+    value = CheckdownValue(hunl, tuple(range(52)))
+    used = set(holes[0] + holes[1] + state.board)
+    after = [value(state.with_board(state.board + (c,)), 0) for c in range(52) if c not in used]
+    assert np.mean(after) == pytest.approx(value(state, 0), abs=1e-9)
+    assert value(state, 0) == pytest.approx(-value(state, 1))
+
+
+def test_check_down_value_in_leduc(leduc: Game) -> None:
+    deck = tuple(HandSpace(leduc).deck)
+    holes = ((deck[0],), (deck[3],))
+    state = HandState.initial(leduc, hole_cards=holes).apply(CALL).apply(CALL)
+    value = CheckdownValue(leduc, deck)
+    after = [value(state.with_board((c,)), 0) for c in deck if c not in holes[0] + holes[1]]
+    assert np.mean(after) == pytest.approx(value(state, 0))
+
+
+def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text(FAST)
+    logs = tmp_path / "logs"
+    assert main(["match", "hunl", "3", "deepstack", "random", "--duplicate", "--seed", "4", "--log-dir", str(logs),
+                 "--config", str(cfg)]) == 0
+    capsys.readouterr()
+    assert main(["eval", "aivat-log", str(logs), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    raw = []
+    for path in sorted(logs.glob("*.log")):
+        if path.read_text().startswith("# name/game/hands/seed"):
+            _, names, _, values = read_dealer_log(path)
+            raw += list(values[:, names.index("deepstack")])
+    assert out["raw"]["n"] == 6 and out["duplicate"]["n"] == 3
+    assert out["raw"]["mean"] == pytest.approx(np.mean(raw) * 10.0)  # mbb/g of a 100-chip big blind
+    assert out["action_corrections"] > 0 and out["decisions_not_corrected"] == 0
+    assert np.isfinite(out["aivat"]["mean"]) and np.isfinite(out["aivat"]["ci95"])
+    assert main(["eval", "aivat-log", str(tmp_path / "nothing")]) == 2
+    assert "not a folder" in capsys.readouterr().err
