@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "aivat",
         help="a bot's winnings against an opponent: raw, duplicate and AIVAT estimates (Leduc)",
         description="Plays HANDS hands between two bots whose strategies are known (pairs of hands with the same "
-        "cards and seats swapped) and reports raw, duplicate and AIVAT estimates with 95%% intervals. AIVAT's "
+        "cards and seats swapped) and reports raw, duplicate and AIVAT estimates with 95% intervals. AIVAT's "
         "control variates are the values of an equilibrium of the full game (exact, Leduc games).",
     )
     q.add_argument("--game", required=True)
@@ -73,7 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "aivat-log",
         help="raw, duplicate and AIVAT estimates from a recorded match (any game, any opponent)",
         description="Reads a folder written by deepstack match --log-dir (dealer logs and the bot's decisions in "
-        "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95%% intervals. AIVAT corrects "
+        "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95% intervals. AIVAT corrects "
         "the board cards and the player's own decisions (its logged action probabilities), never the opponent's, "
         "with check-down values as the value function: unbiased against any opponent.",
     )
@@ -86,7 +86,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "plot",
         help="PNG pictures of a match or LBR run: winnings with 95% bands, think time per street",
         description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
-        "--out and writes OUT/winnings.png (cumulative winnings and running win rate with 95%% bands; the duplicate "
+        "--out and writes OUT/winnings.png (cumulative winnings and running win rate with 95% bands; the duplicate "
         "estimate when both seatings are there) and OUT/think.png (think time per decision by street).",
     )
     q.add_argument("source", help="match log folder or LBR output folder")
