@@ -194,13 +194,11 @@ def _run_generate(args: argparse.Namespace) -> int:
         elif args.street == "preflop-aux":
             next_net = args.flop_net or HoldemModels().flop_net
         if next_net is not None:
-            from agent.models import ModelError, load_value_net
+            from agent.datagen import load_next_net
+            from agent.models import ModelError
 
             try:  # fail now, not in the first shard
-                _, entry = load_value_net(next_net)
-                wanted = "turn" if args.street == "flop" else "flop"
-                if entry.get("street") != wanted:
-                    raise ModelError(f"{next_net}: --street {args.street} needs the {wanted} network, this one is for {entry.get('street')!r}")
+                load_next_net(next_net, "turn" if args.street == "flop" else "flop")
             except ModelError as exc:
                 print(f"deepstack generate: error: {exc}", file=sys.stderr)
                 return 2

@@ -268,17 +268,26 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
     return {key: np.stack(values) for key, values in rows.items()}
 
 
+def load_next_net(path: str, street: str) -> tuple[torch.jit.ScriptModule, dict]:
+    """The network of ``street`` at ``path``, checked against its manifest entry (and refused,
+    with a message naming it, when it is missing, damaged or made for another street)."""
+    from agent.models import ModelError, load_value_net
+
+    net, entry = load_value_net(path)
+    if entry.get("street") != street:
+        raise ModelError(f"{path}: this needs the {street} network, this one is for {entry.get('street')!r}")
+    return net, entry
+
+
 @lru_cache(maxsize=2)
 def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
-    """The turn network as depth-limit leaves of flop solves (loaded once per process, checked
-    against its manifest; its bucket table is the one its manifest entry names)."""
+    """The turn network as depth-limit leaves of flop solves (loaded once per process; its
+    bucket table is the one its manifest entry names)."""
     from agent.buckets import BucketTable
     from agent.holdem_leaves import BucketNetLeafValues
-    from agent.models import ModelError, checked_file, load_value_net
+    from agent.models import checked_file
 
-    net, entry = load_value_net(net_path)
-    if entry.get("street") != "turn":
-        raise ModelError(f"{net_path}: flop situations need the turn network, this one is for {entry.get('street')!r}")
+    net, entry = load_next_net(net_path, "turn")
     table = BucketTable.load(checked_file(entry["buckets_file"])[0])
     return BucketNetLeafValues(net, load_game(game_name), table)
 
@@ -287,11 +296,9 @@ def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
 def _flop_network(net_path: str) -> tuple[torch.jit.ScriptModule, FlopBuckets]:
     from agent.aux_targets import FlopBuckets
     from agent.buckets import BucketTable
-    from agent.models import ModelError, checked_file, load_value_net
+    from agent.models import checked_file
 
-    net, entry = load_value_net(net_path)
-    if entry.get("street") != "flop":
-        raise ModelError(f"{net_path}: auxiliary targets need the flop network, this one is for {entry.get('street')!r}")
+    net, entry = load_next_net(net_path, "flop")
     return net, FlopBuckets(BucketTable.load(checked_file(entry["buckets_file"])[0]))
 
 
