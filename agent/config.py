@@ -61,6 +61,21 @@ class StreetConfig:
 
 
 @dataclass(frozen=True)
+class WarmStartConfig:
+    """DeepStack's opponent-range warm start at our first action of a round (section 3)."""
+
+    #: probability the opponent must enter the re-solve with the estimated range (0 = off)
+    weight: float = 0.9
+    #: "aggressive": forced entry when no bet is faced (a bet faced always uses "conservative");
+    #: "conservative": the gadget deals (1 - weight) uniform + weight estimate (keeps the guarantee)
+    mode: Literal["conservative", "aggressive"] = "aggressive"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.weight < 1.0:
+            raise ConfigError(f"bot.hunl.warm_start.weight: {self.weight} is not in [0, 1)")
+
+
+@dataclass(frozen=True)
 class HoldemModels:
     turn_net: str = "models/holdem/turn.pt"
     flop_net: str = "models/holdem/flop.pt"
@@ -79,6 +94,7 @@ class HoldemBotConfig:
     flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
     turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     models: HoldemModels = field(default_factory=HoldemModels)
     #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used
     #: only when it was made by the same settings, models and code, and rewritten at match end

@@ -9,8 +9,18 @@ public state from them; then
 * chance (new board cards): opponent values := the last re-solve's values for that
   chance outcome (through the opponent's call that closed the round, if any);
   our range := zero the hands the new cards block;
-* the opponent's action: nothing (the next re-solve starts from the real state, so an
-  opponent bet outside our abstraction needs no translation).
+* the opponent's action: nothing for the two vectors (the next re-solve starts from the
+  real state, so an opponent bet outside our abstraction needs no translation); it only
+  sharpens an *estimate* of the opponent's range (Bayes' rule with the opponent's strategy
+  in our last re-solve, the nearest bet size standing in for one outside the tree).
+
+The estimate is used for DeepStack's opponent-range warm start at our first action of a
+round (section 3). It matters because the values at a depth limit (check-down values, or a
+network's) promise the opponent more than the next round can take from him: the gadget then
+lets nearly every opponent hand "terminate", nothing our strategy does changes the re-solve's
+value, and the bot checks almost everything (measured: 175 of 181 flops, every river, in a
+match against a calling station). The aggressive warm start makes the opponent follow with
+the estimated range with probability ``warm_start_weight``.
 
 Our range and the opponent values are kept on a common scale: when our range is
 renormalised, the opponent values are divided by the same factor (they are linear in
@@ -24,7 +34,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Callable, Protocol
+from typing import Callable, Literal, Protocol
 
 import numpy as np
 
@@ -72,7 +82,11 @@ class ResolveSettings:
     """Per-round settings (one entry per round of the game; a single entry applies to all)."""
 
     streets: tuple[StreetSettings, ...]
+    #: opponent-range warm start at our first action of a round (0 = off); "aggressive" when
+    #: no bet is faced (the opponent must follow with the estimate with this probability),
+    #: "conservative" when a bet is faced or in that mode (the gadget deals the estimate mixed in)
     warm_start_weight: float = 0.0
+    warm_start_mode: Literal["conservative", "aggressive"] = "aggressive"
     #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
     #: decision holds ~0.25 MB, and opponents with many bet sizes make many distinct lines, so
     #: the least recently used ones go (memory stays bounded over long matches)
@@ -101,6 +115,33 @@ class Decision:
     iterations: int = 0
     seconds: float = 0.0
     cached: bool = False
+    #: betting string -> (actions, [actions, hands]) the opponent's strategy at its decisions
+    #: in this round of the lookahead (for the opponent-range estimate)
+    opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
+
+
+def opponent_strategies(solution: Solution, opponent: int, depth: int = 3) -> dict[str, tuple[list[Action], np.ndarray]]:
+    """The opponent's average strategy at its decisions of the root's round, ``depth`` actions
+    below the root at most (those the opponent can reach before our next re-solve)."""
+    la = solution.lookahead
+    avg = solution.result.average_strategy
+    out: dict[str, tuple[list[Action], np.ndarray]] = {}
+    if avg is None:
+        return out
+    root_round = la.nodes[0].state.round
+    frontier = [0]
+    for _ in range(depth + 1):
+        nxt = []
+        for row in frontier:
+            node = la.nodes[row]
+            if node.kind is not NodeKind.DECISION or node.state.round != root_round:
+                continue
+            if node.player == opponent:
+                m = la.decision_index(row)
+                out[node.state.betting_string()] = (list(node.actions), solution.to_space(avg[m, : len(node.actions)]))
+            nxt.extend(la.children_of(row))
+        frontier = nxt
+    return out
 
 
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
@@ -147,6 +188,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
         chance=chance,
         iterations=solution.result.iterations,
         seconds=seconds,
+        opp_strategies=opponent_strategies(solution, 1 - me),
     )
 
 
@@ -160,10 +202,18 @@ class HandMemory:
     last_action: Action | None = None
     board_at_last: tuple[int, ...] = ()
     history: list[str] = field(default_factory=list)
+    #: estimate of the opponent's range (normalised; Bayes' rule with our model of its play)
+    opp_range: np.ndarray | None = None
+    #: the opponent's strategies the estimate is updated with, and the actions already seen
+    opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
+    actions_seen: int = 0
 
     def copy(self) -> "HandMemory":
         """An independent copy (decisions are shared: they are never modified)."""
-        return replace(self, our_range=self.our_range.copy(), opp_values=self.opp_values.copy(), history=list(self.history))
+        return replace(
+            self, our_range=self.our_range.copy(), opp_values=self.opp_values.copy(), history=list(self.history),
+            opp_range=None if self.opp_range is None else self.opp_range.copy(),
+        )
 
 
 class ContinualResolver:
@@ -175,6 +225,8 @@ class ContinualResolver:
         self.settings = settings
         self._root: dict[int, Decision] = {}
         self._root_values: dict[int, np.ndarray] = {}
+        #: the opponent's strategy at the first state when it acts first (we are not to act)
+        self._root_opp: dict[int, dict[str, tuple[list[Action], np.ndarray]]] = {}
         self._cache: OrderedDict[tuple, Decision] | None = OrderedDict() if cache else None
         self.memory: HandMemory | None = None
         self.clock: Callable[[], float] = time.monotonic
@@ -193,6 +245,8 @@ class ContinualResolver:
         self._root_values[position] = sol.values_at(0)[1 - position]
         if state.current_player == position:
             self._root[position] = summarize(sol, state, time.perf_counter() - start)
+        else:
+            self._root_opp[position] = opponent_strategies(sol, 1 - position)
 
     def prepare(self) -> None:
         """Solve the game's first state for both positions now (before a match starts), so
@@ -204,12 +258,13 @@ class ContinualResolver:
     def export_preflop(self) -> dict:
         """The re-solves that repeat from hand to hand (first states, cached pre-flop
         decisions), to be saved and given back to :meth:`import_preflop` by a later process."""
-        return {"root": dict(self._root), "root_values": dict(self._root_values),
+        return {"root": dict(self._root), "root_values": dict(self._root_values), "root_opp": dict(self._root_opp),
                 "cache": list(self._cache.items()) if self._cache is not None else []}
 
     def import_preflop(self, data: dict) -> None:
         self._root.update(data["root"])
         self._root_values.update(data["root_values"])
+        self._root_opp.update(data.get("root_opp", {}))
         if self._cache is not None:
             for key, decision in data["cache"][-self.settings.cache_size :]:
                 self._cache[key] = decision
@@ -218,7 +273,10 @@ class ContinualResolver:
         if position not in self._root_values:
             self._root_solve(position)
         our = self.space.uniform(())
-        self.memory = HandMemory(position=position, our_range=our, opp_values=self._root_values[position].copy())
+        self.memory = HandMemory(
+            position=position, our_range=our, opp_values=self._root_values[position].copy(),
+            opp_range=our.copy(), opp_strategies=self._root_opp.get(position, {}),
+        )
 
     # ------------------------------------------------------------------ decisions
     def decide(self, state: HandState, deadline: float | None = None) -> Decision:
@@ -229,6 +287,7 @@ class ContinualResolver:
         mem = self._memory()
         if state.current_player != mem.position:
             raise ContinualError(f"decide() called when position {state.current_player} is to act, we are {mem.position}")
+        self._catch_up_opponent(state)
         self._catch_up_chance(state)
         key = (mem.position, state.betting_string())
         cacheable = self._cache is not None and len(state.board) == 0
@@ -245,6 +304,7 @@ class ContinualResolver:
         mem.last = decision
         mem.last_action = None
         mem.board_at_last = tuple(state.board)
+        mem.opp_strategies = decision.opp_strategies
         return decision
 
     def _resolve(self, state: HandState, deadline: float | None) -> Decision:
@@ -252,15 +312,24 @@ class ContinualResolver:
         if not state.num_actions and state.round == 0 and mem.position in self._root:
             return self._root[mem.position]
         st = self.settings.street(state.round)
-        warm = None
-        if self.settings.warm_start_weight > 0 and not state.round_actions:
-            warm = WarmStart(self.space.uniform(state.board), self.settings.warm_start_weight)
+        warm = self._warm_start(state)
         start = time.perf_counter()
         solution = resolve(
             state, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
             last_round=st.last_round, leaf_values=st.leaf_values, warm_start=warm, deadline=deadline,
         )
         return summarize(solution, state, time.perf_counter() - start)
+
+    def _warm_start(self, state: HandState) -> WarmStart | None:
+        """The opponent-range warm start for our first action of a round (None otherwise)."""
+        mem = self._memory()
+        weight = self.settings.warm_start_weight
+        first = mem.position not in state.actors[state.round]
+        if weight <= 0 or not first or mem.opp_range is None:
+            return None
+        facing_bet = state.amount_to_call() > 0
+        mode = "conservative" if facing_bet else self.settings.warm_start_mode
+        return WarmStart(mem.opp_range, weight, mode)
 
     def act(self, decision: Decision, action: Action) -> None:
         """We take ``action`` (one of ``decision.actions``): update our range and the opponent values."""
@@ -277,15 +346,46 @@ class ContinualResolver:
             new_range = decision.our_range.copy()
         mem.our_range = new_range / mass
         mem.opp_values = opp_values / mass
+        mem.opp_strategies = decision.opp_strategies  # the opponent's replies are modelled by this re-solve
         mem.last = decision
         mem.last_action = action
         mem.history.append(str(action))
 
     def observe(self, state: HandState) -> None:
-        """Any state of the hand (opponent actions change nothing; new cards are caught up)."""
+        """Any state of the hand: new cards are caught up, opponent actions sharpen the estimate
+        of its range (the two vectors re-solving needs do not change)."""
+        if self.memory is None or state.finished:
+            return
+        self._catch_up_opponent(state)
+        self._catch_up_chance(state)
+
+    def observe_cards(self, state: HandState) -> None:
+        """Only the new board cards of ``state`` (for a caller that will peek at hypothetical
+        opponent actions in ``state`` without making them part of the hand)."""
         if self.memory is None or state.finished:
             return
         self._catch_up_chance(state)
+
+    # ------------------------------------------------------------------ opponent range estimate
+    def _catch_up_opponent(self, state: HandState) -> None:
+        """Bayes' rule on the opponent-range estimate for the opponent actions not seen yet."""
+        mem = self._memory()
+        history = [(r, k) for r in range(len(state.actions)) for k in range(len(state.actions[r]))]
+        for r, k in history[mem.actions_seen :]:
+            if state.actors[r][k] == mem.position or mem.opp_range is None:
+                continue
+            before = "/".join("".join(str(a) for a in acts) for acts in (*state.actions[:r], state.actions[r][:k]))
+            known = mem.opp_strategies.get(before)
+            if known is None:
+                continue  # a node outside our last lookahead: the estimate stays as it is
+            actions, strategy = known
+            i = nearest_action(actions, state.actions[r][k])
+            if i is None:
+                continue
+            updated = mem.opp_range * strategy[i]
+            if updated.sum() > 0:  # an action our model never takes leaves the estimate alone
+                mem.opp_range = updated / updated.sum()
+        mem.actions_seen = len(history)
 
     # ------------------------------------------------------------------ chance
     def _catch_up_chance(self, state: HandState) -> None:
@@ -307,6 +407,9 @@ class ContinualResolver:
         mem.our_range = our / total
         mem.opp_values = mem.opp_values * ~blocked / total
         mem.board_at_last = new_board
+        if mem.opp_range is not None:
+            est = mem.opp_range * ~blocked
+            mem.opp_range = est / est.sum() if est.sum() > 0 else self.space.uniform(new_board)
 
     def _chance_values(self, decision: Decision, action: Action, board: tuple[int, ...]) -> np.ndarray | None:
         """Opponent values at the chance outcome ``board`` below our action (and the opponent's call),
@@ -334,6 +437,17 @@ class ContinualResolver:
         if self.memory is None:
             raise ContinualError("start_hand() must be called first")
         return self.memory
+
+
+def nearest_action(actions: list[Action], taken: Action) -> int | None:
+    """Index of ``taken`` in ``actions``, or of the raise nearest in size (a bet outside the tree)."""
+    if taken in actions:
+        return actions.index(taken)
+    if taken.kind is ActionKind.RAISE:
+        raises = [(abs(a.size - taken.size), i) for i, a in enumerate(actions) if a.kind is ActionKind.RAISE]
+        if raises:
+            return min(raises)[1]
+    return None
 
 
 def sample_action(decision: Decision, hand: int, rng: np.random.Generator) -> Action:

@@ -91,7 +91,9 @@ class ResolverProvider(StrategyProvider):
 
     def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
         assert self.resolver.memory is not None
-        self.resolver.observe(state)  # new cards are real events: catch up before peeking
+        # new cards are real events: catch up before peeking; the opponent actions in ``state``
+        # may be hypothetical (an LBR bet it is only asking about), so they reach the copy only
+        self.resolver.observe_cards(state)
         saved = self.resolver.memory.copy()
         decision = self.resolver.decide(state)
         self.resolver.memory = saved
@@ -102,6 +104,7 @@ class ResolverProvider(StrategyProvider):
         if self._pending is None or self._pending[:2] != (state.betting_string(), tuple(state.board)):
             self.strategy(state)
         assert self._pending is not None
+        self.resolver.observe(state)  # the opponent's actions in ``state`` are real now
         self.resolver.act(self._pending[2], action)
         self._pending = None
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.config import BotConfig, Config, LeducBotConfig
-from agent.continual import ContinualResolver, ResolveSettings, sample_action
+from agent.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
 from agent.evaluate import agent_profile, export_policy, profile_exploitability
 from agent.handspace import HandSpace
 from agent.models import ModelError, load_value_net
@@ -17,7 +17,7 @@ from agent.resolve import SolverConfig
 from agent.tree import FCPA
 from native.cards import cards_from_str
 from protocol.gamedef import Game
-from protocol.state import CALL, LIMIT_RAISE, HandState
+from protocol.state import CALL, FOLD, LIMIT_RAISE, HandState, raise_to
 
 FAST = SolverConfig(iterations=60, device="cpu", dtype="float64")
 
@@ -66,6 +66,96 @@ def test_chance_masks_blocked_hands_and_takes_outcome_values(leduc_limit: Game) 
     assert (mem.opp_values[blocked] == 0).all()
 
 
+def test_opponent_range_estimate_follows_bayes_with_our_model_of_its_play(leduc_limit: Game) -> None:
+    space, resolver = make(leduc_limit)
+    # we are position 1: the opponent acts first, with its strategy from the first-state solve
+    resolver.start_hand(1)
+    mem = resolver.memory
+    assert np.allclose(mem.opp_range, space.uniform(()))
+    actions, strategy = mem.opp_strategies[""]
+    state = HandState.initial(leduc_limit).apply(LIMIT_RAISE)
+    resolver.observe(state)
+    expected = space.uniform(()) * strategy[actions.index(LIMIT_RAISE)]
+    assert np.allclose(mem.opp_range, expected / expected.sum())
+    # our call, then the board: blocked hands leave the estimate, which stays normalised
+    decision = resolver.decide(state)
+    resolver.act(decision, CALL)
+    board = cards_from_str("Ks")
+    resolver.observe(state.apply(CALL).with_board(board))
+    masked = expected * ~space.blocked(board)
+    assert np.allclose(mem.opp_range, masked / masked.sum())
+    # an opponent action at a node of our last lookahead: its strategy there from that re-solve
+    round2 = state.apply(CALL).with_board(board)
+    resolver.observe(round2)
+    before = mem.opp_range.copy()
+    after_bet = round2.apply(LIMIT_RAISE)
+    resolver.observe(after_bet)
+    assert round2.betting_string() not in decision.opp_strategies  # the next round is not tracked
+    assert np.allclose(mem.opp_range, before)
+    # we are position 0 and raise: the opponent's re-raise is a node of our re-solve's lookahead
+    resolver.start_hand(0)
+    mem = resolver.memory
+    state = HandState.initial(leduc_limit)
+    decision = resolver.decide(state)
+    resolver.act(decision, LIMIT_RAISE)
+    actions, strategy = decision.opp_strategies[state.apply(LIMIT_RAISE).betting_string()]
+    resolver.observe(state.apply(LIMIT_RAISE).apply(LIMIT_RAISE))
+    expected = space.uniform(()) * strategy[actions.index(LIMIT_RAISE)]
+    assert np.allclose(mem.opp_range, expected / expected.sum())
+
+
+def test_lbr_peeks_at_hypothetical_bets_leave_the_estimate_alone(leduc_limit: Game) -> None:
+    from agent.policies import ResolverProvider
+
+    space, resolver = make(leduc_limit)
+    provider = ResolverProvider(resolver)
+    provider.start_hand(0)
+    state = HandState.initial(leduc_limit)
+    provider.strategy(state)
+    provider.commit(state, CALL)
+    decision = resolver.memory.last
+    bet = state.apply(CALL).apply(LIMIT_RAISE)
+    before = resolver.memory.opp_range.copy()
+    provider.strategy(bet)  # a peek: what would the bot do if the opponent bet here?
+    assert np.allclose(resolver.memory.opp_range, before)
+    provider.commit(bet, CALL)  # the bet was real after all
+    actions, strategy = decision.opp_strategies[state.apply(CALL).betting_string()]
+    expected = before * strategy[actions.index(LIMIT_RAISE)]
+    assert np.allclose(resolver.memory.opp_range, expected / expected.sum())
+
+
+def test_nearest_action_maps_off_tree_bets_to_the_closest_size() -> None:
+    actions = [FOLD, CALL, raise_to(300), raise_to(600), raise_to(20000)]
+    assert nearest_action(actions, CALL) == 1
+    assert nearest_action(actions, raise_to(400)) == 2
+    assert nearest_action(actions, raise_to(500)) == 3
+    assert nearest_action(actions, raise_to(15000)) == 4
+    assert nearest_action([CALL], raise_to(500)) is None
+
+
+def test_warm_start_only_at_our_first_action_of_a_round(leduc_limit: Game) -> None:
+    space = HandSpace(leduc_limit)
+    settings = ResolveSettings.uniform(FCPA, FAST, warm_start_weight=0.9)
+    resolver = ContinualResolver(space, settings)
+    resolver.start_hand(0)
+    state = HandState.initial(leduc_limit)
+    warm = resolver._warm_start(state)
+    assert warm is not None and warm.mode == "aggressive" and warm.weight == 0.9
+    decision = resolver.decide(state)
+    resolver.act(decision, CALL)
+    faced = state.apply(CALL).apply(LIMIT_RAISE)  # our second action of the round: none
+    resolver.observe(faced)
+    assert resolver._warm_start(faced) is None
+    resolver.start_hand(1)
+    faced = HandState.initial(leduc_limit).apply(LIMIT_RAISE)  # first action, facing a bet
+    resolver.observe(faced)
+    warm = resolver._warm_start(faced)
+    assert warm is not None and warm.mode == "conservative"
+    off = ContinualResolver(space, ResolveSettings.uniform(FCPA, FAST))
+    off.start_hand(0)
+    assert off._warm_start(HandState.initial(leduc_limit)) is None
+
+
 def test_bayes_update_never_nan_or_negative(leduc: Game) -> None:
     space, resolver = make(leduc, iterations=30)
     rng = np.random.default_rng(0)
@@ -89,6 +179,7 @@ def test_bayes_update_never_nan_or_negative(leduc: Game) -> None:
             assert np.isfinite(mem.our_range).all() and (mem.our_range >= 0).all()
             assert np.isfinite(mem.opp_values).all()
             assert mem.our_range.sum() == pytest.approx(1.0)
+            assert np.isfinite(mem.opp_range).all() and mem.opp_range.sum() == pytest.approx(1.0)
 
 
 def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path) -> None:

@@ -5,15 +5,21 @@ shipped check-down data and few iterations (speed is measured by benchmarks, not
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from agent.bot import DeepStackBot
-from agent.config import load_config
+from agent.bot import DeepStackBot, hunl_settings
+from agent.config import StreetConfig, WarmStartConfig, load_config
+from agent.continual import ContinualResolver
+from agent.handspace import HandSpace
+from native.cards import cards_from_str
 from protocol.client import ClientSummary, _handle_line
 from protocol.gamedef import Game
 from protocol.matchstate import parse_matchstate
+from protocol.state import CALL, HandState, raise_to
 from tests.conftest import SAMPLE_MATCHSTATES
 
 FAST = """
@@ -97,3 +103,49 @@ def test_preflop_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
     cache.write_bytes(b"damaged")
     DeepStackBot(hunl, load_config(cfg))  # a damaged file is ignored, and replaced
     assert cache.read_bytes() != b"damaged"
+
+
+
+def _replay(resolver: ContinualResolver, hunl: Game, position: int, betting: str, board: str) -> HandState:
+    """Play a recorded betting line through ``resolver`` (re-solving and taking the recorded
+    action at each of our decisions) and return the state it ends in."""
+    cards = cards_from_str(board.replace("/", ""))
+    state = HandState.initial(hunl)
+    resolver.start_hand(position)
+    for r, street in enumerate(betting.split("/")):
+        if r:
+            state = state.with_board(cards[: 2 + r])
+            resolver.observe(state)
+        for token in re.findall(r"r\d+|c|f", street):
+            action = CALL if token == "c" else raise_to(int(token[1:]))
+            if state.current_player == position:
+                decision = resolver.decide(state)
+                resolver.act(decision, next(a for a in decision.actions if str(a) == token))
+            state = state.apply(action)
+            resolver.observe(state)
+    return state
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.9])
+def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) -> None:
+    """A hand of a real match against a calling station: 55 on 3s5s3h/Ah/Tc, checked to us on
+    the river. Without the opponent-range warm start the gadget's opponent declines the
+    subgame with almost every hand (the check-down values promised it more) and the bot
+    checks the full house behind; with it, the bot bets."""
+    cfg = replace(
+        load_config().bot.hunl,
+        preflop=StreetConfig(40, "checkdown"), flop=StreetConfig(40, "checkdown"),
+        turn=StreetConfig(40, "checkdown"), river=StreetConfig(150, "end"),
+        warm_start=WarmStartConfig(weight=weight),
+    )
+    space = HandSpace(hunl)
+    resolver = ContinualResolver(space, hunl_settings(hunl, cfg, "cpu"))
+    state = _replay(resolver, hunl, 1, "r300c/cr600c/cc/c", "3s5s3h/Ah/Tc")
+    decision = resolver.decide(state)
+    check = decision.strategy[decision.actions.index(CALL), space.index(cards_from_str("5c5h"))]
+    estimate = resolver.memory.opp_range
+    assert estimate.sum() == pytest.approx(1.0) and (estimate[space.blocked(state.board)] == 0).all()
+    if weight:
+        assert check < 0.2
+    else:
+        assert check > 0.9
