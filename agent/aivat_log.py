@@ -237,14 +237,15 @@ def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
 
 
 def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | None) -> tuple[dict[str, Estimate], LogAivat]:
-    """Raw, duplicate (when a log and its ``.swapped`` twin are both given) and AIVAT estimates
-    of ``player``'s winnings per hand, in chips."""
+    """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
+    (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
+    the two corrections are independent, so they add up."""
     from agent.handspace import HandSpace
 
     decisions, dropped = read_decisions(decisions_log) if decisions_log and decisions_log.exists() else ({}, 0)
     value = CheckdownValue(game, tuple(HandSpace(game).deck) if game.deck_size <= 12 else tuple(range(52)))
     tally = LogAivat(unmatched_decisions=0)
-    per_log: dict[Path, dict[int, float]] = {}
+    per_log: dict[Path, dict[int, tuple[float, float]]] = {}
     for path in logs:
         per_log[path] = {}
         for hand in read_hands(path):
@@ -254,14 +255,16 @@ def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | N
             r, a = hand_aivat(game, hand, seat, value, decisions, tally)
             tally.raw.append(r)
             tally.corrected.append(a)
-            per_log[path][hand.hand_id] = r
+            per_log[path][hand.hand_id] = (r, a)
     out = {"raw": estimate(tally.raw), "aivat": estimate(tally.corrected)}
-    pairs = []
+    pairs: list[tuple[float, float]] = []
     for path, values in per_log.items():
         twin = path.with_name(path.name.replace(".log", ".swapped.log"))
         if twin in per_log:
-            pairs += [0.5 * (v + per_log[twin][h]) for h, v in values.items() if h in per_log[twin]]
+            pairs += [(0.5 * (v[0] + per_log[twin][h][0]), 0.5 * (v[1] + per_log[twin][h][1]))
+                      for h, v in values.items() if h in per_log[twin]]
     if pairs:
-        out["duplicate"] = estimate(pairs)
+        out["duplicate"] = estimate([p[0] for p in pairs])
+        out["aivat duplicate"] = estimate([p[1] for p in pairs])
     tally.unmatched_decisions += dropped
     return out, tally

@@ -248,12 +248,12 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
     bar.close()
     scale = 1000.0 / game.big_blind
     out = {"game": args.game, "bot": args.bot, "opponent": args.opponent, "hands": args.hands, "unit": "mbb/g",
-           **{name: est.to_dict(scale) for name, est in result.items()}, "seconds": round(time.perf_counter() - start, 1)}
+           **{name.replace(" ", "_"): est.to_dict(scale) for name, est in result.items()}, "seconds": round(time.perf_counter() - start, 1)}
     if args.json:
         print(json.dumps(out))
     else:
         for name, est in result.items():
-            print(f"{name:>9}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+            print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
     return 0
 
 
@@ -277,14 +277,14 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
         return 2
     scale = 1000.0 / game.big_blind
     out = {"game": game_name, "player": args.player, "logs": [p.name for p in logs], "unit": "mbb/g",
-           **{name: est.to_dict(scale) for name, est in result.items()}, "chance_corrections": tally.chance_events,
+           **{name.replace(" ", "_"): est.to_dict(scale) for name, est in result.items()}, "chance_corrections": tally.chance_events,
            "action_corrections": tally.action_events, "decisions_not_corrected": tally.unmatched_decisions,
            "seconds": round(time.perf_counter() - start, 1)}
     if args.json:
         print(json.dumps(out))
     else:
         for name, est in result.items():
-            print(f"{name:>9}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+            print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
         print(f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
               f"({tally.unmatched_decisions} decisions without a logged strategy: not corrected)")
     return 0

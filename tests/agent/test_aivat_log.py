@@ -74,5 +74,8 @@ def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest
     assert out["raw"]["mean"] == pytest.approx(np.mean(raw) * 10.0)  # mbb/g of a 100-chip big blind
     assert out["action_corrections"] > 0 and out["decisions_not_corrected"] == 0
     assert np.isfinite(out["aivat"]["mean"]) and np.isfinite(out["aivat"]["ci95"])
+    # per deal, the AIVAT values of the two seatings are averaged: same total as per hand
+    assert out["aivat_duplicate"]["n"] == 3
+    assert out["aivat_duplicate"]["mean"] == pytest.approx(out["aivat"]["mean"])
     assert main(["eval", "aivat-log", str(tmp_path / "nothing")]) == 2
     assert "not a folder" in capsys.readouterr().err
