@@ -120,9 +120,10 @@ class Decision:
     opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
 
 
-def opponent_strategies(solution: Solution, opponent: int, depth: int = 3) -> dict[str, tuple[list[Action], np.ndarray]]:
+def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> dict[str, tuple[list[Action], np.ndarray]]:
     """The opponent's average strategy at its decisions of the root's round, ``depth`` actions
-    below the root at most (those the opponent can reach before our next re-solve)."""
+    below the root at most: one is enough, as we re-solve before the opponent acts again.
+    Kept in float32 (pre-flop decisions are cached by the hundred)."""
     la = solution.lookahead
     avg = solution.result.average_strategy
     out: dict[str, tuple[list[Action], np.ndarray]] = {}
@@ -138,7 +139,8 @@ def opponent_strategies(solution: Solution, opponent: int, depth: int = 3) -> di
                 continue
             if node.player == opponent:
                 m = la.decision_index(row)
-                out[node.state.betting_string()] = (list(node.actions), solution.to_space(avg[m, : len(node.actions)]))
+                strategy = solution.to_space(avg[m, : len(node.actions)]).astype(np.float32)
+                out[node.state.betting_string()] = (list(node.actions), strategy)
             nxt.extend(la.children_of(row))
         frontier = nxt
     return out
