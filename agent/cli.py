@@ -90,6 +90,9 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--t_per_hand", type=int, default=7_000, help="dealer limit: average ms per hand")
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
     p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
+    p.add_argument("--start-timeout", type=float, default=600.0,
+                   help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' DeepStack seat "
+                   "solves its first states before it connects, up to minutes on a loaded CPU)")
     p.set_defaults(func=_run_match)
 
 
@@ -120,6 +123,7 @@ def _run_match(args: argparse.Namespace) -> int:
             t_per_hand_ms=args.t_per_hand,
             deck=args.deck,
             bot_config=config,
+            connect_timeout_s=args.start_timeout,
         )
     except (ValueError, ModelError) as exc:
         print(f"deepstack match: error: {exc}", file=sys.stderr)

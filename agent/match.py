@@ -165,7 +165,7 @@ def run_single(
     t_per_hand_ms: int = DEFAULT_T_PER_HAND_MS,
     deck: DeckConvention = "high",
     host: str = "127.0.0.1",
-    connect_timeout_s: float = 60.0,
+    connect_timeout_s: float = 600.0,
     bot_config: Config | None = None,
 ) -> tuple[DealerResult, list[ClientSummary | None]]:
     """One match through our dealer; returns the dealer's result and the built-in seats' summaries."""
@@ -205,6 +205,8 @@ def run_single(
                 def seat_main(i: int = i, bot=bot) -> None:
                     try:
                         summaries[i] = play(game, bot, host, ports[i], connect_timeout=connect_timeout_s)
+                    except OSError as exc:  # the dealer went away (an aborted match): its log says why
+                        log.warning("seat_disconnected", seat=i + 1, error=str(exc))
                     except Exception:
                         log.exception("seat_failed", seat=i + 1)
 

@@ -68,3 +68,10 @@ def test_match_refuses_bad_seats(argv: list[str], message: str, capsys: pytest.C
 def test_match_refuses_unknown_game() -> None:
     with pytest.raises(SystemExit, match="no such game file"):
         main(["match", "nonsense-game", "10", "call", "call"])
+
+
+def test_start_timeout_aborts_a_seat_that_never_connects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sleeper = f"cmd:{sys.executable} -c 'import time; time.sleep(3)' {{port}}"
+    main(["match", "leduc", "10", "call", sleeper, "--start-timeout", "1", "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "ABORTED: seat 2 did not connect within the start timeout" in out
