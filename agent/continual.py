@@ -88,7 +88,7 @@ class ResolveSettings:
     warm_start_weight: float = 0.0
     warm_start_mode: Literal["conservative", "aggressive"] = "aggressive"
     #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
-    #: decision holds ~0.25 MB, and opponents with many bet sizes make many distinct lines, so
+    #: decision holds ~0.33 MB, and opponents with many bet sizes make many distinct lines, so
     #: the least recently used ones go (memory stays bounded over long matches)
     cache_size: int = 256
 
