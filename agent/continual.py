@@ -306,7 +306,6 @@ class ContinualResolver:
         mem.last = decision
         mem.last_action = None
         mem.board_at_last = tuple(state.board)
-        mem.opp_strategies = decision.opp_strategies
         return decision
 
     def _resolve(self, state: HandState, deadline: float | None) -> Decision:

@@ -248,13 +248,22 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
     bar.close()
     scale = 1000.0 / game.big_blind
     out = {"game": args.game, "bot": args.bot, "opponent": args.opponent, "hands": args.hands, "unit": "mbb/g",
-           **{name.replace(" ", "_"): est.to_dict(scale) for name, est in result.items()}, "seconds": round(time.perf_counter() - start, 1)}
+           **_estimates_json(result, scale), "seconds": round(time.perf_counter() - start, 1)}
     if args.json:
         print(json.dumps(out))
     else:
-        for name, est in result.items():
-            print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+        _print_estimates(result, scale)
     return 0
+
+
+def _estimates_json(result: dict, scale: float) -> dict:
+    """Estimates by name (spaces made underscores) in mbb/g, for --json."""
+    return {name.replace(" ", "_"): est.to_dict(scale) for name, est in result.items()}
+
+
+def _print_estimates(result: dict, scale: float) -> None:
+    for name, est in result.items():
+        print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
 
 
 def run_aivat_log_cli(args: argparse.Namespace) -> int:
@@ -277,14 +286,13 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
         return 2
     scale = 1000.0 / game.big_blind
     out = {"game": game_name, "player": args.player, "logs": [p.name for p in logs], "unit": "mbb/g",
-           **{name.replace(" ", "_"): est.to_dict(scale) for name, est in result.items()}, "chance_corrections": tally.chance_events,
+           **_estimates_json(result, scale), "chance_corrections": tally.chance_events,
            "action_corrections": tally.action_events, "decisions_not_corrected": tally.unmatched_decisions,
            "seconds": round(time.perf_counter() - start, 1)}
     if args.json:
         print(json.dumps(out))
     else:
-        for name, est in result.items():
-            print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+        _print_estimates(result, scale)
         print(f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
               f"({tally.unmatched_decisions} decisions without a logged strategy: not corrected)")
     return 0
