@@ -15,6 +15,11 @@ event, the mean of this value over the cards that can come equals its value befo
 so a chance correction is simply ``V(before) - V(after)``: the luck of the cards, removed
 exactly. AIVAT is unbiased with any value function; this one needs no solver and removes
 the variance of the cards dealt while both players are in, which is most of it in hold'em.
+
+At our own decisions the bot's values are better control variates where its log has them
+(``values`` of a decision line: what its re-solve expected the hand to win after each
+action, betting to come included; DeepStack's AIVAT used its own value estimates the same
+way); check-down values stand in for decisions logged without them.
 """
 
 from __future__ import annotations
@@ -172,6 +177,8 @@ class CheckdownValue:
 class LoggedDecision:
     strategy: dict[str, float]
     action: str
+    #: what the bot's re-solve expected its hand to win after each action (chips), if logged
+    values: dict[str, float] | None = None
 
 
 def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecision], int]:
@@ -191,7 +198,9 @@ def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecisio
             dropped += 1
             continue
         key = (int(event["hand"]), str(event["cards"]), str(event["betting"]))
-        item = LoggedDecision({str(k): float(v) for k, v in event["strategy"].items()}, str(event["action"]))
+        values = event.get("values")
+        item = LoggedDecision({str(k): float(v) for k, v in event["strategy"].items()}, str(event["action"]),
+                              {str(k): float(v) for k, v in values.items()} if isinstance(values, dict) else None)
         if key in out and out[key] != item:
             clashes.add(key)
         out[key] = item
@@ -206,12 +215,34 @@ class LogAivat:
     corrected: list[float] = field(default_factory=list)
     chance_events: int = 0
     action_events: int = 0
+    #: of the action corrections, those made with the bot's own values (the rest: check-down)
+    bot_value_events: int = 0
     unmatched_decisions: int = 0
 
 
+#: value functions for the corrections at our own decisions
+ACTION_VALUES = ("bot", "checkdown")
+
+
+def _bot_values(d: LoggedDecision, taken: str) -> dict[str, float] | None:
+    """The logged values when they cover the action taken and every action played."""
+    if d.values is None or taken not in d.values:
+        return None
+    if any(p > 0 and name not in d.values for name, p in d.strategy.items()):
+        return None
+    return d.values
+
+
 def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
-               decisions: dict[tuple[int, str, str], LoggedDecision], tally: LogAivat) -> tuple[float, float]:
-    """``(raw, aivat)`` winnings of ``seat`` in one logged hand."""
+               decisions: dict[tuple[int, str, str], LoggedDecision], tally: LogAivat,
+               action_values: str = "bot") -> tuple[float, float]:
+    """``(raw, aivat)`` winnings of ``seat`` in one logged hand.
+
+    At our own decisions the correction is ``sum_a p(a) V(a) - V(taken)``, zero in expectation
+    whatever ``V`` is; ``action_values="bot"`` takes ``V`` from the bot's re-solve (what it
+    expected each action to win against the opponent's range, including what the betting
+    after it does: fold equity, value bets) where the decision log has it, else the
+    check-down value with both hands known."""
     rep = replay(game, hand)
     raw = hand.payoffs[seat]
     correction = 0.0
@@ -227,16 +258,20 @@ def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
             tally.unmatched_decisions += 1
             continue
         total = sum(d.strategy.values())
-        expected = 0.0
-        for name, p in d.strategy.items():
-            if p > 0:
-                expected += p / total * value(state.apply(_tokens(name, game)[0]), seat)
-        correction += expected - value(state.apply(taken), seat)
+        logged = _bot_values(d, str(taken)) if action_values == "bot" else None
+        if logged is not None:
+            v = logged.__getitem__
+            tally.bot_value_events += 1
+        else:
+            v = lambda name: value(state.apply(_tokens(name, game)[0]), seat)  # noqa: E731
+        expected = sum(p / total * v(name) for name, p in d.strategy.items() if p > 0)
+        correction += expected - v(str(taken))
         tally.action_events += 1
     return raw, raw + correction
 
 
-def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | None) -> tuple[dict[str, Estimate], LogAivat]:
+def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | None,
+              action_values: str = "bot") -> tuple[dict[str, Estimate], LogAivat]:
     """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
     (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
     the two corrections are independent, so they add up."""
@@ -252,7 +287,7 @@ def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | N
             if player not in hand.names:
                 raise ValueError(f"{path}: hand {hand.hand_id} has no player named {player!r} (players: {', '.join(hand.names)})")
             seat = hand.names.index(player)
-            r, a = hand_aivat(game, hand, seat, value, decisions, tally)
+            r, a = hand_aivat(game, hand, seat, value, decisions, tally, action_values)
             tally.raw.append(r)
             tally.corrected.append(a)
             per_log[path][hand.hand_id] = (r, a)

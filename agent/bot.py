@@ -273,6 +273,7 @@ class DeepStackBot(BaseBot):
     def _log(self, view: MatchState, decision: Decision, hand: int, action: Action, seconds: float) -> None:
         state = view.state
         names = [str(a) if a.kind is not ActionKind.RAISE or self.game.is_nolimit else "r" for a in decision.actions]
+        values = decision.action_values(hand)
         log.info(
             "decision",
             hand=view.hand_id,
@@ -284,6 +285,9 @@ class DeepStackBot(BaseBot):
             iterations=decision.iterations,
             cached=decision.cached,
             strategy={n: round(float(p), 6) for n, p in zip(names, decision.strategy[:, hand])},
+            # what the re-solve expects our hand to win after each action (chips): AIVAT's
+            # control variates at our decisions
+            values=None if values is None else {n: round(float(v), 3) for n, v in zip(names, values)},
             action=str(action),
             # with these, the dealer's log and this line identify the decision (AIVAT from logs)
             cards=cards_to_str(view.our_cards),

@@ -124,6 +124,9 @@ class SolveResult:
     average_strategy: torch.Tensor | None  # [M, A, H]; None when the solver keeps values only
     average_values: torch.Tensor  # [player, tracked row, hand]
     root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach)
+    #: [2, H] root reach averaged with the weights of ``average_values``: the reach each
+    #: player's average counterfactual values are weighted by (they are linear in the opponent's)
+    average_root_reach: torch.Tensor | None = None
 
 
 class Solver:
@@ -167,6 +170,7 @@ class Solver:
         self.strategy = self.table[la.strategy_offset :].view(M, A, H)
         self.track_rows = track_rows if track_rows is not None else torch.arange(N, device=la.device)
         self.values_sum = torch.zeros(2, len(self.track_rows), H, **opts)
+        self.root_reach_sum = torch.zeros(2, H, **opts)
         self.weight_sum = 0.0
         self.valid = la.dec_valid.unsqueeze(2).to(la.dtype)  # [M, A, 1]
         self.num_valid = self.valid.sum(dim=1, keepdim=True)
@@ -265,6 +269,8 @@ class Solver:
         w = self.variant.average_weight(t)
         if w <= 0:
             return
+        # the opponent's root reach that this player's values were just computed with
+        self.root_reach_sum[1 - player].add_(self.reach[1 - player, 0], alpha=w)
         if self._kernels is not None:
             self._kernels.update_averages(player, w, strategy=self.tracks_strategy)
             if player == 1:
@@ -331,6 +337,7 @@ class Solver:
             average_strategy=self.average_strategy() if self.tracks_strategy else None,
             average_values=self.average_values(),
             root_reach=self.root_reach.clone(),
+            average_root_reach=self.root_reach_sum / self.weight_sum if self.weight_sum > 0 else self.root_reach.clone(),
         )
 
     def _values_for(self, player: int, gadget: Gadget | None) -> None:

@@ -118,6 +118,29 @@ class Decision:
     #: betting string -> (actions, [actions, hands]) the opponent's strategy at its decisions
     #: in this round of the lookahead (for the opponent-range estimate)
     opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
+    #: [hands] the opponent's root reach compatible with each of our hands (the mass the
+    #: counterfactual values of our hands are weighted by); see :meth:`action_values`
+    opp_mass: np.ndarray | None = None
+
+    def action_values(self, hand: int) -> np.ndarray | None:
+        """``[actions]`` what the re-solve expects ``hand`` to win (chips, counted from the start
+        of the hand) after each root action, against the opponent's range at the root: the
+        counterfactual values of the children divided by the opponent's compatible mass. The
+        control variates of AIVAT at our own actions; None when the opponent cannot hold
+        anything beside ``hand``."""
+        if self.opp_mass is None or not self.opp_mass[hand] > 0:
+            return None
+        me = self.state.current_player
+        return self.child_values[:, me, hand] / float(self.opp_mass[hand])
+
+
+def compatible_mass(space: HandSpace, reach: np.ndarray) -> np.ndarray:
+    """``[hands]`` the mass of ``reach`` on the hands that share no card with each hand."""
+    inc = space.card_incidence.astype(np.float64)
+    per_card = reach @ inc  # mass holding each card
+    k = float(inc.sum(axis=1).max())
+    # hands sharing a card with h: the sum over h's cards counts h itself k times
+    return reach.sum() - inc @ per_card + (k - 1.0) * reach
 
 
 def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> dict[str, tuple[list[Action], np.ndarray]]:
@@ -144,6 +167,11 @@ def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> di
             nxt.extend(la.children_of(row))
         frontier = nxt
     return out
+
+
+def _average_root_reach(solution: Solution):
+    avg = solution.result.average_root_reach
+    return solution.result.root_reach if avg is None else avg
 
 
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
@@ -191,6 +219,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
         iterations=solution.result.iterations,
         seconds=seconds,
         opp_strategies=opponent_strategies(solution, 1 - me),
+        opp_mass=compatible_mass(solution.space, solution.to_space(_average_root_reach(solution)[1 - me])).astype(np.float32),
     )
 
 

@@ -74,12 +74,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="raw, duplicate and AIVAT estimates from a recorded match (any game, any opponent)",
         description="Reads a folder written by deepstack match --log-dir (dealer logs and the bot's decisions in "
         "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95% intervals. AIVAT corrects "
-        "the board cards and the player's own decisions (its logged action probabilities), never the opponent's, "
-        "with check-down values as the value function: unbiased against any opponent.",
+        "the board cards and the player's own decisions (its logged action probabilities), never the opponent's: "
+        "unbiased against any opponent. Value functions: check-down values at the board cards; at the player's "
+        "decisions, its own re-solve's values of each action where bots.jsonl has them (--action-values).",
     )
     q.add_argument("source", help="a match --log-dir folder")
     q.add_argument("--player", default="deepstack", help="whose winnings (default deepstack)")
     q.add_argument("--decisions", default=None, help="the player's decision log (default: SOURCE/bots.jsonl)")
+    q.add_argument("--action-values", default="bot", choices=["bot", "checkdown"],
+                   help="control variates at the player's decisions: its logged re-solve values (default; check-down "
+                   "where a decision has none) or check-down values with both hands known")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_aivat_log_cli)
     q = evsub.add_parser(
@@ -280,21 +284,23 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
         game = load_game(game_name)
         decisions = Path(args.decisions) if args.decisions else source / "bots.jsonl"
         start = time.perf_counter()
-        result, tally = log_aivat(game, logs, args.player, decisions)
+        result, tally = log_aivat(game, logs, args.player, decisions, args.action_values)
     except (GameDefError, ValueError, OSError) as exc:
         print(f"deepstack eval aivat-log: error: {exc}", file=sys.stderr)
         return 2
     scale = 1000.0 / game.big_blind
     out = {"game": game_name, "player": args.player, "logs": [p.name for p in logs], "unit": "mbb/g",
            **_estimates_json(result, scale), "chance_corrections": tally.chance_events,
-           "action_corrections": tally.action_events, "decisions_not_corrected": tally.unmatched_decisions,
+           "action_corrections": tally.action_events, "action_corrections_bot_values": tally.bot_value_events,
+           "decisions_not_corrected": tally.unmatched_decisions,
            "seconds": round(time.perf_counter() - start, 1)}
     if args.json:
         print(json.dumps(out))
     else:
         _print_estimates(result, scale)
         print(f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
-              f"({tally.unmatched_decisions} decisions without a logged strategy: not corrected)")
+              f"({tally.bot_value_events} with the bot's own values; {tally.unmatched_decisions} decisions without "
+              "a logged strategy: not corrected)")
     return 0
 
 

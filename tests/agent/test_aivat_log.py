@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.aivat_log import CheckdownValue, parse_state_line, replay
+from agent.aivat_log import CheckdownValue, LogAivat, LoggedDecision, hand_aivat, parse_state_line, replay
 from agent.cli import main
 from agent.eval_cli import read_dealer_log
 from agent.handspace import HandSpace
@@ -56,6 +56,27 @@ def test_check_down_value_in_leduc(leduc: Game) -> None:
     assert np.mean(after) == pytest.approx(value(state, 0))
 
 
+def test_action_correction_uses_the_bots_own_values_when_logged(hunl: Game) -> None:
+    """The small blind folds; the bot had folded with probability 0.5 and valued folding -50
+    and calling +10 chips: the correction is 0.5 * -50 + 0.5 * 10 - (-50) = +30. Without
+    logged values the check-down value is used (folding: -50 exactly; calling: 100 chips
+    matched times the pre-flop check-down result of AhAd against 7c2d)."""
+    hand = parse_state_line("STATE:0:f:7c2d|AhAd/2c3c4c/5h/6h:50|-50:other|bot", "test")  # seat 1 is the small blind
+    value = CheckdownValue(hunl, tuple(range(52)))
+    key = (0, "AhAd", "")
+    logged = LoggedDecision({"f": 0.5, "c": 0.5}, "f", {"f": -50.0, "c": 10.0})
+    tally = LogAivat()
+    assert hand_aivat(hunl, hand, 1, value, {key: logged}, tally) == (-50.0, -20.0)
+    assert tally.bot_value_events == 1 and tally.action_events == 1
+    called = value(HandState.initial(hunl, 0, hole_cards=hand.holes).apply(CALL), 1)
+    assert 50 < called < 100  # aces against seven-deuce
+    for decisions, mode in (({key: LoggedDecision(logged.strategy, "f")}, "bot"), ({key: logged}, "checkdown")):
+        tally = LogAivat()
+        raw, corrected = hand_aivat(hunl, hand, 1, value, decisions, tally, mode)
+        assert tally.bot_value_events == 0
+        assert corrected == pytest.approx(-50 + 0.5 * (-50) + 0.5 * called + 50)
+
+
 def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "fast.yaml"
     cfg.write_text(FAST)
@@ -73,9 +94,14 @@ def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest
     assert out["raw"]["n"] == 6 and out["duplicate"]["n"] == 3
     assert out["raw"]["mean"] == pytest.approx(np.mean(raw) * 10.0)  # mbb/g of a 100-chip big blind
     assert out["action_corrections"] > 0 and out["decisions_not_corrected"] == 0
+    # every decision logged what the re-solve expected of each action: those are the control variates
+    assert out["action_corrections_bot_values"] == out["action_corrections"]
     assert np.isfinite(out["aivat"]["mean"]) and np.isfinite(out["aivat"]["ci95"])
     # per deal, the AIVAT values of the two seatings are averaged: same total as per hand
     assert out["aivat_duplicate"]["n"] == 3
     assert out["aivat_duplicate"]["mean"] == pytest.approx(out["aivat"]["mean"])
+    assert main(["eval", "aivat-log", str(logs), "--json", "--action-values", "checkdown"]) == 0
+    check = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert check["action_corrections_bot_values"] == 0 and check["raw"] == out["raw"]
     assert main(["eval", "aivat-log", str(tmp_path / "nothing")]) == 2
     assert "not a folder" in capsys.readouterr().err

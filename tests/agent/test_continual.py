@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.config import BotConfig, Config, LeducBotConfig
-from agent.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
+from agent.continual import ContinualResolver, ResolveSettings, compatible_mass, nearest_action, sample_action
 from agent.evaluate import agent_profile, export_policy, profile_exploitability
 from agent.handspace import HandSpace
 from agent.models import ModelError, load_value_net
@@ -154,6 +154,39 @@ def test_warm_start_only_at_our_first_action_of_a_round(leduc_limit: Game) -> No
     off = ContinualResolver(space, ResolveSettings.uniform(FCPA, FAST))
     off.start_hand(0)
     assert off._warm_start(HandState.initial(leduc_limit)) is None
+
+
+@pytest.mark.parametrize("name", ["leduc_limit", "hunl"])
+def test_compatible_mass_matches_the_pairwise_sum(name: str, request: pytest.FixtureRequest) -> None:
+    space = HandSpace(request.getfixturevalue(name))
+    reach = np.random.default_rng(3).random(space.size)
+    expected = space.compatible().astype(np.float64) @ reach
+    assert np.allclose(compatible_mass(space, reach), expected)
+
+
+def test_action_values_are_what_each_action_wins_against_the_opponent_range(leduc_limit: Game) -> None:
+    """Folding is worth minus what we put in, for every hand (the division by the opponent's
+    compatible mass gets the scale right); the strategy-weighted action values are the
+    value of the hand at the root (both from the same re-solve)."""
+    space, resolver = make(leduc_limit)
+    resolver.start_hand(1)
+    state = HandState.initial(leduc_limit).apply(CALL)
+    decision = resolver.decide(state)
+    resolver.act(decision, CALL)
+    state = state.apply(CALL).with_board(cards_from_str("Ks"))
+    resolver.observe(state)
+    state = state.apply(LIMIT_RAISE)  # the opponent bets the second round; we face it
+    resolver.observe(state)
+    decision = resolver.decide(state)
+    fold = decision.actions.index(FOLD)
+    me = state.current_player
+    held = [h for h in range(space.size) if decision.our_range[h] > 0]
+    assert held
+    for h in held:
+        values = decision.action_values(h)
+        assert values is not None and values.shape == (len(decision.actions),)
+        assert values[fold] == pytest.approx(-state.spent[me], rel=1e-4)
+        assert abs(values).max() <= 13 + 1e-6  # leduc-limit: ante 1, two raises of 2, two of 4
 
 
 def test_bayes_update_never_nan_or_negative(leduc: Game) -> None:
