@@ -16,10 +16,12 @@ so a chance correction is simply ``V(before) - V(after)``: the luck of the cards
 exactly. AIVAT is unbiased with any value function; this one needs no solver and removes
 the variance of the cards dealt while both players are in, which is most of it in hold'em.
 
-At our own decisions the bot's values are better control variates where its log has them
-(``values`` of a decision line: what its re-solve expected the hand to win after each
-action, betting to come included; DeepStack's AIVAT used its own value estimates the same
-way); check-down values stand in for decisions logged without them.
+At our own decisions the bot's own values can stand in (``values`` of a decision line: what
+its re-solve expected the hand to win after each action, betting to come included, as
+DeepStack's AIVAT did). Measured, they reduce the variance less than check-down values with
+both hands known (hold'em against ``raise``: standard deviation 42,349 against 36,505 mbb
+per hand; Leduc against ``random``: 3,924 against 3,796): the re-solve values a hand against
+the range it expects, not the cards the opponent holds. So check-down is the default.
 """
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ class LogAivat:
 
 
 #: value functions for the corrections at our own decisions
-ACTION_VALUES = ("bot", "checkdown")
+ACTION_VALUES = ("checkdown", "bot")
 
 
 def _bot_values(d: LoggedDecision, taken: str) -> dict[str, float] | None:
@@ -235,14 +237,13 @@ def _bot_values(d: LoggedDecision, taken: str) -> dict[str, float] | None:
 
 def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
                decisions: dict[tuple[int, str, str], LoggedDecision], tally: LogAivat,
-               action_values: str = "bot") -> tuple[float, float]:
+               action_values: str = "checkdown") -> tuple[float, float]:
     """``(raw, aivat)`` winnings of ``seat`` in one logged hand.
 
     At our own decisions the correction is ``sum_a p(a) V(a) - V(taken)``, zero in expectation
-    whatever ``V`` is; ``action_values="bot"`` takes ``V`` from the bot's re-solve (what it
-    expected each action to win against the opponent's range, including what the betting
-    after it does: fold equity, value bets) where the decision log has it, else the
-    check-down value with both hands known."""
+    whatever ``V`` is: the check-down value with both hands known, or (``action_values="bot"``)
+    what the bot's re-solve expected each action to win against the opponent's range,
+    betting to come included, where the decision log has it."""
     rep = replay(game, hand)
     raw = hand.payoffs[seat]
     correction = 0.0
@@ -271,7 +272,7 @@ def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
 
 
 def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | None,
-              action_values: str = "bot") -> tuple[dict[str, Estimate], LogAivat]:
+              action_values: str = "checkdown") -> tuple[dict[str, Estimate], LogAivat]:
     """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
     (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
     the two corrections are independent, so they add up."""

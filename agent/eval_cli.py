@@ -75,15 +75,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Reads a folder written by deepstack match --log-dir (dealer logs and the bot's decisions in "
         "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95% intervals. AIVAT corrects "
         "the board cards and the player's own decisions (its logged action probabilities), never the opponent's: "
-        "unbiased against any opponent. Value functions: check-down values at the board cards; at the player's "
-        "decisions, its own re-solve's values of each action where bots.jsonl has them (--action-values).",
+        "unbiased against any opponent. Value functions: check-down values with both hands known; at the player's "
+        "decisions, optionally its own re-solve's values of each action, as logged in bots.jsonl (--action-values bot).",
     )
     q.add_argument("source", help="a match --log-dir folder")
     q.add_argument("--player", default="deepstack", help="whose winnings (default deepstack)")
     q.add_argument("--decisions", default=None, help="the player's decision log (default: SOURCE/bots.jsonl)")
-    q.add_argument("--action-values", default="bot", choices=["bot", "checkdown"],
-                   help="control variates at the player's decisions: its logged re-solve values (default; check-down "
-                   "where a decision has none) or check-down values with both hands known")
+    q.add_argument("--action-values", default="checkdown", choices=["checkdown", "bot"],
+                   help="control variates at the player's decisions: check-down values with both hands known (default: "
+                   "the lower variance, measured) or the bot's logged re-solve values (check-down where a decision has none)")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_aivat_log_cli)
     q = evsub.add_parser(

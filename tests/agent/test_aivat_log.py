@@ -66,7 +66,7 @@ def test_action_correction_uses_the_bots_own_values_when_logged(hunl: Game) -> N
     key = (0, "AhAd", "")
     logged = LoggedDecision({"f": 0.5, "c": 0.5}, "f", {"f": -50.0, "c": 10.0})
     tally = LogAivat()
-    assert hand_aivat(hunl, hand, 1, value, {key: logged}, tally) == (-50.0, -20.0)
+    assert hand_aivat(hunl, hand, 1, value, {key: logged}, tally, "bot") == (-50.0, -20.0)
     assert tally.bot_value_events == 1 and tally.action_events == 1
     called = value(HandState.initial(hunl, 0, hole_cards=hand.holes).apply(CALL), 1)
     assert 50 < called < 100  # aces against seven-deuce
@@ -84,7 +84,7 @@ def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest
     assert main(["match", "hunl", "3", "deepstack", "random", "--duplicate", "--seed", "4", "--log-dir", str(logs),
                  "--config", str(cfg)]) == 0
     capsys.readouterr()
-    assert main(["eval", "aivat-log", str(logs), "--json"]) == 0
+    assert main(["eval", "aivat-log", str(logs), "--json", "--action-values", "bot"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     raw = []
     for path in sorted(logs.glob("*.log")):
@@ -100,7 +100,7 @@ def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest
     # per deal, the AIVAT values of the two seatings are averaged: same total as per hand
     assert out["aivat_duplicate"]["n"] == 3
     assert out["aivat_duplicate"]["mean"] == pytest.approx(out["aivat"]["mean"])
-    assert main(["eval", "aivat-log", str(logs), "--json", "--action-values", "checkdown"]) == 0
+    assert main(["eval", "aivat-log", str(logs), "--json"]) == 0  # check-down values everywhere
     check = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert check["action_corrections_bot_values"] == 0 and check["raw"] == out["raw"]
     assert main(["eval", "aivat-log", str(tmp_path / "nothing")]) == 2
