@@ -21,6 +21,7 @@ import torch
 from agent.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
 from agent.handspace import HandSpace
+from agent.heap import release_free_memory
 from agent.models import load_value_net, sha256_of
 from agent.netleaf import HandNetLeafValues
 from agent.resolve import SolverConfig, pick_device
@@ -233,6 +234,8 @@ class DeepStackBot(BaseBot):
             except Exception:
                 log.exception("observe_failed", hand=view.hand_id, betting=view.state.betting_string())
                 self._degraded = True
+        if view.state.finished:  # nobody's clock runs now: keep the resident memory flat
+            release_free_memory()
 
     def act(self, view: MatchState) -> Action:
         if self._seat is None or view.hand_id != self._hand:
