@@ -222,10 +222,6 @@ class LogAivat:
     unmatched_decisions: int = 0
 
 
-#: value functions for the corrections at our own decisions
-ACTION_VALUES = ("checkdown", "bot")
-
-
 def _bot_values(d: LoggedDecision, taken: str) -> dict[str, float] | None:
     """The logged values when they cover the action taken and every action played."""
     if d.values is None or taken not in d.values:
@@ -278,6 +274,8 @@ def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | N
     the two corrections are independent, so they add up."""
     from agent.handspace import HandSpace
 
+    if action_values not in ("checkdown", "bot"):
+        raise ValueError(f"action values must be 'checkdown' or 'bot', not {action_values!r}")
     decisions, dropped = read_decisions(decisions_log) if decisions_log and decisions_log.exists() else ({}, 0)
     value = CheckdownValue(game, tuple(HandSpace(game).deck) if game.deck_size <= 12 else tuple(range(52)))
     tally = LogAivat(unmatched_decisions=0)

@@ -126,7 +126,7 @@ class SolveResult:
     root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach)
     #: [2, H] root reach averaged with the weights of ``average_values``: the reach each
     #: player's average counterfactual values are weighted by (they are linear in the opponent's)
-    average_root_reach: torch.Tensor | None = None
+    average_root_reach: torch.Tensor
 
 
 class Solver:

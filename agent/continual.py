@@ -169,11 +169,6 @@ def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> di
     return out
 
 
-def _average_root_reach(solution: Solution):
-    avg = solution.result.average_root_reach
-    return solution.result.root_reach if avg is None else avg
-
-
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
     """Boil a re-solve down to a :class:`Decision`."""
     la = solution.lookahead
@@ -219,7 +214,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
         iterations=solution.result.iterations,
         seconds=seconds,
         opp_strategies=opponent_strategies(solution, 1 - me),
-        opp_mass=compatible_mass(solution.space, solution.to_space(_average_root_reach(solution)[1 - me])).astype(np.float32),
+        opp_mass=compatible_mass(solution.space, solution.to_space(solution.result.average_root_reach[1 - me])).astype(np.float32),
     )
 
 
