@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Literal, Protocol
 
 import numpy as np
+import torch
 
 from agent.cfr import LeafValueFn
 from agent.handspace import HandSpace
@@ -134,13 +135,13 @@ class Decision:
         return self.child_values[:, me, hand] / float(self.opp_mass[hand])
 
 
-def compatible_mass(space: HandSpace, reach: np.ndarray) -> np.ndarray:
-    """``[hands]`` the mass of ``reach`` on the hands that share no card with each hand."""
-    inc = space.card_incidence.astype(np.float64)
-    per_card = reach @ inc  # mass holding each card
-    k = float(inc.sum(axis=1).max())
-    # hands sharing a card with h: the sum over h's cards counts h itself k times
-    return reach.sum() - inc @ per_card + (k - 1.0) * reach
+def opponent_mass(solution: Solution, opponent: int) -> np.ndarray:
+    """``[hands of the space]`` the opponent's average root reach that shares no card with each
+    hand (the fold kernels' card-removal sum, on the root's board)."""
+    la = solution.lookahead
+    reach = solution.result.average_root_reach[opponent].unsqueeze(0)
+    board = torch.as_tensor([int(la.row_board[0])], device=la.device)
+    return solution.to_space(la.terminal.fold_mass(reach, board)[0])
 
 
 def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> dict[str, tuple[list[Action], np.ndarray]]:
@@ -214,7 +215,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
         iterations=solution.result.iterations,
         seconds=seconds,
         opp_strategies=opponent_strategies(solution, 1 - me),
-        opp_mass=compatible_mass(solution.space, solution.to_space(solution.result.average_root_reach[1 - me])).astype(np.float32),
+        opp_mass=opponent_mass(solution, 1 - me).astype(np.float32),
     )
 
 

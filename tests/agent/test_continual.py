@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.config import BotConfig, Config, LeducBotConfig
-from agent.continual import ContinualResolver, ResolveSettings, compatible_mass, nearest_action, sample_action
+from agent.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
 from agent.evaluate import agent_profile, export_policy, profile_exploitability
 from agent.handspace import HandSpace
 from agent.models import ModelError, load_value_net
@@ -154,14 +154,6 @@ def test_warm_start_only_at_our_first_action_of_a_round(leduc_limit: Game) -> No
     off = ContinualResolver(space, ResolveSettings.uniform(FCPA, FAST))
     off.start_hand(0)
     assert off._warm_start(HandState.initial(leduc_limit)) is None
-
-
-@pytest.mark.parametrize("name", ["leduc_limit", "hunl"])
-def test_compatible_mass_matches_the_pairwise_sum(name: str, request: pytest.FixtureRequest) -> None:
-    space = HandSpace(request.getfixturevalue(name))
-    reach = np.random.default_rng(3).random(space.size)
-    expected = space.compatible().astype(np.float64) @ reach
-    assert np.allclose(compatible_mass(space, reach), expected)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])  # float32 on the CPU: the fused C kernels
