@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.aivat_log import CheckdownValue, LogAivat, LoggedDecision, hand_aivat, parse_state_line, replay
+from agent.aivat_log import CheckdownValue, LogAivat, LoggedDecision, hand_aivat, log_aivat, parse_state_line, replay
 from agent.cli import main
 from agent.eval_cli import read_dealer_log
 from agent.handspace import HandSpace
@@ -75,6 +75,11 @@ def test_action_correction_uses_the_bots_own_values_when_logged(hunl: Game) -> N
         raw, corrected = hand_aivat(hunl, hand, 1, value, decisions, tally, mode)
         assert tally.bot_value_events == 0
         assert corrected == pytest.approx(-50 + 0.5 * (-50) + 0.5 * called + 50)
+
+
+def test_an_unknown_value_function_is_refused(hunl: Game, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="'checkdown' or 'bot'"):
+        log_aivat(hunl, [], "deepstack", None, "exact")
 
 
 def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
