@@ -51,6 +51,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--workers", type=int, default=1)
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", default=None, help="folder for resumable chunks and the result")
+    q.add_argument("--chunk", type=int, default=50,
+                   help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_lbr_cli)
     q = evsub.add_parser(
@@ -134,7 +136,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             raise ValueError(f"{source}: not a folder (give a match --log-dir or an LBR --out folder)")
         series: dict[str, np.ndarray] = {}
         game_name = ""
-        lbr = sorted(source.glob("lbr-*.json"))
+        lbr = sorted(source.glob("lbr-[0-9]*.json"))
         logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
         if lbr:
             values = [v for p in lbr for v in json.loads(p.read_text())]
@@ -304,6 +306,24 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_lbr_run(out: Path, run: dict) -> None:
+    """Chunks in ``out`` are only resumed by the run that wrote them: a folder records its game,
+    bot, setting, seed and bot settings on first use, and another run there is refused (mixing
+    settings would silently average two different experiments)."""
+    path = out / "run.json"
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text())
+        except ValueError as exc:
+            raise ValueError(f"{path}: unreadable ({exc})") from exc
+        diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if stored.get(k) != v]
+        if diff:
+            raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run, indent=1))
+
+
 def run_lbr_cli(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -315,14 +335,25 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         game = load_game(args.game)
         setting = LBRSetting.parse(args.setting, game.num_rounds)
         factory = ProviderFactory(args.game, args.bot, args.config, args.iterations)
+        if args.chunk < 1:
+            raise ValueError(f"--chunk must be at least 1, not {args.chunk}")
+        out = Path(args.out) if args.out else None
+        if out is not None:
+            check_lbr_run(out, {"game": args.game, "bot": args.bot, "setting": args.setting, "seed": args.seed,
+                                "config": args.config, "iterations": args.iterations})
         factory()  # fail now (bad model, bad bot) rather than in a worker
     except (GameDefError, ConfigError, ModelError, ValueError) as exc:
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else None
     start = time.perf_counter()
     bar = tqdm(total=args.hands, desc=f"LBR vs {args.bot}", unit="hand", disable=args.json)
-    values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers, progress=bar.update)
+    try:
+        values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
+                         chunk=args.chunk, progress=bar.update)
+    except ValueError as exc:  # unreadable or overlapping chunks in --out
+        bar.close()
+        print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
+        return 2
     bar.close()
     est = estimate(values, game.big_blind)
     result = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -220,19 +220,65 @@ def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first:
     return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng) for i in range(count)]
 
 
+def _stored_chunks(out_dir: Path | None) -> dict[int, list[float]]:
+    """Chunks already written to ``out_dir``, by their first hand."""
+    if out_dir is None or not out_dir.exists():
+        return {}
+    stored = {}
+    for path in out_dir.glob("lbr-[0-9]*.json"):
+        try:
+            stored[int(path.stem.split("-")[1])] = [float(v) for v in json.loads(path.read_text())]
+        except (ValueError, IndexError, TypeError) as exc:
+            raise ValueError(f"{path}: not an LBR chunk ({exc})") from exc
+    end = 0
+    for first in sorted(stored):
+        if first < end:
+            raise ValueError(f"{out_dir}: LBR chunks overlap at hand {first}")
+        end = first + len(stored[first])
+    return stored
+
+
+def plan_chunks(hands: int, chunk: int, stored: dict[int, list[float]]) -> list[tuple[int, int]]:
+    """``(first, count)`` of every chunk covering hands ``0..hands-1``: the stored ones where they
+    are, new ones of at most ``chunk`` hands in the gaps (so a folder written with one chunk size
+    resumes with another)."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be at least 1 hand, not {chunk}")
+    plan = []
+    i = 0
+    starts = sorted(stored)
+    while i < hands:
+        if i in stored:
+            count = min(len(stored[i]), hands - i)
+            if count == 0:
+                raise ValueError(f"LBR chunk at hand {i} is empty")
+        else:
+            next_stored = next((s for s in starts if s > i), hands)
+            count = min(chunk, next_stored - i, hands - i)
+        plan.append((i, count))
+        i += count
+    return plan
+
+
 def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
             out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
             progress: Callable[[int], None] | None = None) -> list[float]:
-    """LBR's winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable)."""
-    chunks = [(i, min(chunk, hands - i)) for i in range(0, hands, chunk)]
+    """LBR's winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
+
+    Each chunk draws its deals from ``(seed, first hand)``, so a run is reproducible for a given
+    chunk size whatever the number of workers."""
+    stored = _stored_chunks(out_dir)
+    chunks = plan_chunks(hands, chunk, stored)
     results: dict[int, list[float]] = {}
     todo = []
     for first, count in chunks:
-        path = out_dir / f"lbr-{first:07d}.json" if out_dir else None
-        if path is not None and path.exists():
-            results[first] = json.loads(path.read_text())
+        if first in stored:
+            results[first] = stored[first][:count]
+            if progress is not None:
+                progress(count)
         else:
             todo.append((first, count))
+
     def save(first: int, values: list[float]) -> None:
         results[first] = values
         if out_dir is not None:
@@ -248,6 +294,6 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(run_chunk, game, make_bot, setting, first, count, seed): first for first, count in todo}
-            for fut, first in futures.items():
-                save(first, fut.result())
+            for fut in as_completed(futures):  # each chunk is kept as soon as it is done
+                save(futures[fut], fut.result())
     return [v for first, _ in chunks for v in results[first]]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.lbr import LBRSetting, run_lbr
+from agent.cli import main
+from agent.lbr import LBRSetting, plan_chunks, run_lbr
 from agent.match import estimate
 from agent.policies import ProviderFactory
 from protocol.gamedef import load_game
@@ -50,3 +51,46 @@ def test_chunks_are_resumable_and_parallel_runs_agree(tmp_path: Path) -> None:
     resumed = run_lbr(game, factory, setting, 120, seed=9, out_dir=tmp_path / "a", chunk=40)
     parallel = run_lbr(game, factory, setting, 120, seed=9, out_dir=tmp_path / "b", chunk=40, workers=2)
     assert serial == resumed == parallel
+
+
+def test_a_folder_resumes_with_another_chunk_size() -> None:
+    stored = {0: [1.0] * 40, 80: [2.0] * 40}
+    assert plan_chunks(130, 15, stored) == [(0, 40), (40, 15), (55, 15), (70, 10), (80, 40), (120, 10)]
+    assert plan_chunks(50, 15, stored) == [(0, 40), (40, 10)]
+    assert plan_chunks(30, 15, stored) == [(0, 30)]  # fewer hands than stored: the first 30 are used
+    with pytest.raises(ValueError, match="at least 1"):
+        plan_chunks(10, 0, {})
+
+
+def test_chunks_of_another_size_are_reused_and_overlaps_refused(tmp_path: Path) -> None:
+    game = load_game("leduc-limit")
+    setting = LBRSetting.parse("fca/fca", 2)
+    factory = ProviderFactory("leduc-limit", "random")
+    first = run_lbr(game, factory, setting, 40, seed=9, out_dir=tmp_path, chunk=40)
+    longer = run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path, chunk=10)
+    assert longer[:40] == first
+    assert sorted(p.name for p in tmp_path.glob("lbr-*.json")) == [
+        "lbr-0000000.json", "lbr-0000040.json", "lbr-0000050.json", "lbr-0000060.json"]
+    (tmp_path / "lbr-0000030.json").write_text("[1.0, 2.0]")
+    with pytest.raises(ValueError, match="overlap at hand 30"):
+        run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path)
+    (tmp_path / "lbr-0000030.json").write_text("not json")
+    with pytest.raises(ValueError, match="not an LBR chunk"):
+        run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path)
+
+
+def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def lbr(setting: str = "fca/fca", hands: int = 20, chunk: int = 10, out: Path = tmp_path) -> int:
+        return main(["eval", "lbr", "--game", "leduc-limit", "--bot", "random", "--setting", setting, "--hands",
+                     str(hands), "--seed", "2", "--chunk", str(chunk), "--out", str(out), "--json"])
+
+    assert lbr() == 0
+    assert len(list(tmp_path.glob("lbr-*.json"))) == 2
+    assert lbr(hands=30) == 0  # the same run, longer: resumed
+    assert len(list(tmp_path.glob("lbr-*.json"))) == 3
+    capsys.readouterr()
+    assert lbr(setting="fc/fc") == 2
+    err = capsys.readouterr().err
+    assert "holds another LBR run" in err and "setting 'fca/fca' there, 'fc/fc' now" in err
+    assert lbr(chunk=0, out=tmp_path / "other") == 2
+    assert "--chunk must be at least 1" in capsys.readouterr().err
