@@ -107,8 +107,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.ndarray]:
-    """``(game, names, hand ids, values [hands, seats])`` of an ACPC dealer log."""
-    game, names, hands, values = "", (), [], []
+    """``(game, players, hand ids, values [hands, players])`` of an ACPC dealer log.
+
+    The dealer lists the values and names of each hand in that hand's seat order, which
+    alternates between hands; here every column is one player (named in ``players``, the order
+    of the first hand) on every row."""
+    game, players, hands, values = "", (), [], []
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
         if line.startswith("# name/game/hands/seed"):
             parts = line.split()
@@ -117,14 +121,49 @@ def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.nda
             continue
         fields = line.split(":")
         try:
-            hands.append(int(fields[1]))
-            values.append([float(x) for x in fields[-2].split("|")])
+            hand = int(fields[1])
+            by_seat = [float(x) for x in fields[-2].split("|")]
             names = tuple(fields[-1].split("|"))
+            if len(names) != len(by_seat) or len(set(names)) != len(names):
+                raise ValueError
         except (IndexError, ValueError):
             raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}") from None
+        players = players or names
+        if set(names) != set(players):
+            raise ValueError(f"{path}:{number}: players {', '.join(names)} (the log began with {', '.join(players)})")
+        hands.append(hand)
+        values.append([by_seat[names.index(p)] for p in players])
     if not values:
         raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
-    return game, names, hands, np.array(values)
+    return game, players, hands, np.array(values)
+
+
+def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict[str, np.ndarray], int]:
+    """``(game, series, matches)``: one player's winnings per hand (chips) from dealer logs of one
+    match or several pooled in one folder: each seating's hands one after another, and the
+    duplicate values (the mean of a deal in both seatings) of every log and its ``.swapped`` twin.
+    ``player`` defaults to the first player of the first log."""
+    game_name = ""
+    by_seating: dict[str, list[float]] = {}
+    per_match: dict[str, list[dict[int, float]]] = {}
+    for path in logs:
+        game_name, names, hands, values = read_dealer_log(path)
+        player = player or names[0]
+        if player not in names:
+            raise ValueError(f"{path}: no player named {player!r} (players: {', '.join(names)})")
+        col = values[:, names.index(player)]
+        swapped = path.stem.endswith(".swapped")
+        seating = "swapped" if swapped else f"seat {names.index(player) + 1}"  # its seat in the first hand
+        by_seating.setdefault(seating, []).extend(col)
+        per_match.setdefault(path.stem.removesuffix(".swapped"), []).append(dict(zip(hands, col)))
+    series = {f"{player} ({label})": np.array(v) for label, v in by_seating.items()}
+    duplicate = []
+    for pair in per_match.values():
+        if len(pair) == 2:
+            duplicate += [(pair[0][h] + pair[1][h]) / 2 for h in sorted(set(pair[0]) & set(pair[1]))]
+    if duplicate:
+        series[f"{player} duplicate"] = np.array(duplicate)
+    return game_name, series, len(per_match)
 
 
 def run_plot_cli(args: argparse.Namespace) -> int:
@@ -135,7 +174,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         if not source.is_dir():
             raise ValueError(f"{source}: not a folder (give a match --log-dir or an LBR --out folder)")
         series: dict[str, np.ndarray] = {}
-        game_name = ""
+        game_name, pooled = "", ""
         lbr = sorted(source.glob("lbr-[0-9]*.json"))
         logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
         if lbr:
@@ -144,19 +183,8 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             game_name = result.get("game", args.game or "")
             series[f"LBR vs {result.get('bot', 'bot')}"] = np.array(values)
         elif logs:
-            per_deal: list[dict[int, float]] = []
-            player = args.player
-            for path in logs:
-                game_name, names, hands, values = read_dealer_log(path)
-                player = player or names[0]
-                if player not in names:
-                    raise ValueError(f"{path}: no player named {player!r} (players: {', '.join(names)})")
-                seat = names.index(player)
-                series[f"{player} ({path.stem.split('.')[-1] if 'swapped' in path.stem else 'seat ' + str(seat + 1)})"] = values[:, seat]
-                per_deal.append(dict(zip(hands, values[:, seat])))
-            if len(per_deal) == 2:
-                common = sorted(set(per_deal[0]) & set(per_deal[1]))
-                series[f"{player} duplicate"] = np.array([(per_deal[0][h] + per_deal[1][h]) / 2 for h in common])
+            game_name, series, matches = match_series(logs, args.player)
+            pooled = f", {matches} matches" if matches > 1 else ""
         else:
             raise ValueError(f"{source}: no dealer logs (*.log) or LBR chunks (lbr-*.json) in it")
         game = load_game(args.game or game_name)
@@ -166,7 +194,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         return 2
     written = []
     path = out / "winnings.png"
-    winnings_png(path, series, unit, title=f"{source.name} ({game.name})")
+    winnings_png(path, series, unit, title=f"{source.name} ({game.name}{pooled})")
     written.append(path)
     decisions = source / "bots.jsonl"
     if decisions.exists():

@@ -90,19 +90,17 @@ def _running_var(v: np.ndarray) -> np.ndarray:
 
 
 def think_times_png(path: str | Path, by_street: dict[str, np.ndarray], limit_ms: float | None = None, title: str = "") -> None:
-    """Think time per decision, one box per street, with mean and 95th percentile written on it."""
+    """Think time per decision, one box per street, with its mean and 95th percentile under it."""
     plt = _pyplot()
     names = list(by_street)
     fig, ax = plt.subplots(figsize=(1.8 * max(len(names), 2) + 2, 4.5))
     data = [np.asarray(by_street[k], dtype=np.float64) for k in names]
     ax.boxplot(data, showfliers=True, whis=(5, 95))
-    ax.set_xticks(range(1, len(names) + 1), names)
-    for i, d in enumerate(data, start=1):
-        if len(d):
-            ax.annotate(f"mean {d.mean():.0f}\np95 {np.percentile(d, 95):.0f}", (i, float(d.max())), ha="center", va="bottom", fontsize=8)
+    labels = [f"{k}\nmean {d.mean():.0f} ms\np95 {np.percentile(d, 95):.0f} ms" if len(d) else k for k, d in zip(names, data)]
+    ax.set_xticks(range(1, len(names) + 1), labels)
     if limit_ms is not None:
         ax.axhline(limit_ms, color="red", lw=0.8, ls="--", label=f"{limit_ms:.0f} ms per hand (dealer average)")
-        ax.legend(loc="upper right")
+        ax.legend(loc="lower right")
     ax.set_ylabel("think time per decision (ms)")
     ax.set_yscale("log")
     if title:

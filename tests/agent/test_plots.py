@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli import main
+from agent.eval_cli import match_series, read_dealer_log
 
 
 def test_plot_of_a_duplicate_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,3 +55,36 @@ def test_strategy_grids_of_the_hunl_bot(tmp_path: Path, capsys: pytest.CaptureFi
     assert (tmp_path / "png" / "grid-r300.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["eval", "plot", str(tmp_path / "logs"), "--out", str(tmp_path / "png"), "--grid", "cc/", "--config", str(cfg)]) == 2
     assert "pre-flop lines only" in capsys.readouterr().err
+
+
+def _log(path: Path, lines: list[str]) -> Path:
+    path.write_text("# name/game/hands/seed x leduc 2 0\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def test_dealer_log_values_follow_each_hands_seat_order(tmp_path: Path) -> None:
+    # the dealer lists values and names in each hand's seat order, which alternates
+    log = _log(tmp_path / "m.log", ["STATE:0:f:Kh|Qh:-50|50:bot|call", "STATE:1:cc/r300f:Kh|Qh:300|-300:call|bot"])
+    game, players, hands, values = read_dealer_log(log)
+    assert (game, players, hands) == ("leduc", ("bot", "call"), [0, 1])
+    assert values.tolist() == [[-50, 50], [-300, 300]]
+    _log(log, ["STATE:0:f:Kh|Qh:-50|50:bot|call", "STATE:1:f:Kh|Qh:-50|50:bot|other"])
+    with pytest.raises(ValueError, match="m.log:3: players bot, other"):
+        read_dealer_log(log)
+
+
+def test_pooled_matches_are_plotted_per_seating_and_duplicate(tmp_path: Path) -> None:
+    logs = [
+        _log(tmp_path / "a.log", ["STATE:0:f:Kh|Qh:-50|50:bot|call", "STATE:1:f:Kh|Qh:-50|50:call|bot"]),
+        _log(tmp_path / "a.swapped.log", ["STATE:0:f:Kh|Qh:-50|50:call|bot", "STATE:1:f:Kh|Qh:-50|50:bot|call"]),
+        _log(tmp_path / "b.log", ["STATE:0:f:Kh|Qh:-100|100:bot|call"]),
+        _log(tmp_path / "b.swapped.log", ["STATE:0:f:Kh|Qh:400|-400:call|bot"]),
+    ]
+    game, series, matches = match_series(logs)
+    assert (game, matches) == ("leduc", 2)
+    assert series["bot (seat 1)"].tolist() == [-50, 50, -100]
+    assert series["bot (swapped)"].tolist() == [50, -50, -400]
+    assert series["bot duplicate"].tolist() == [0, 0, -250]
+    assert match_series(logs, "call")[1]["call (seat 2)"].tolist() == [50, -50, 100]
+    with pytest.raises(ValueError, match="no player named 'nobody'"):
+        match_series(logs, "nobody")
