@@ -336,10 +336,10 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
 
 def check_lbr_run(out: Path, run: dict) -> None:
     """Chunks in ``out`` are only resumed by the run that wrote them: a folder records its game,
-    bot, setting, seed and bot settings on first use, and another run there is refused (mixing
+    bot, setting, seed and bot settings, and another run is refused once chunks are there (mixing
     settings would silently average two different experiments)."""
     path = out / "run.json"
-    if path.exists():
+    if path.exists() and any(out.glob("lbr-[0-9]*.json")):
         try:
             stored = json.loads(path.read_text())
         except ValueError as exc:
@@ -365,11 +365,11 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         factory = ProviderFactory(args.game, args.bot, args.config, args.iterations)
         if args.chunk < 1:
             raise ValueError(f"--chunk must be at least 1, not {args.chunk}")
+        factory()  # fail now (bad model, bad bot) rather than in a worker
         out = Path(args.out) if args.out else None
         if out is not None:
             check_lbr_run(out, {"game": args.game, "bot": args.bot, "setting": args.setting, "seed": args.seed,
                                 "config": args.config, "iterations": args.iterations})
-        factory()  # fail now (bad model, bad bot) rather than in a worker
     except (GameDefError, ConfigError, ModelError, ValueError) as exc:
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2

@@ -94,3 +94,8 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
     assert "holds another LBR run" in err and "setting 'fca/fca' there, 'fc/fc' now" in err
     assert lbr(chunk=0, out=tmp_path / "other") == 2
     assert "--chunk must be at least 1" in capsys.readouterr().err
+    # a folder whose run never wrote a chunk takes the next run's settings
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "run.json").write_text('{"setting": "fc/fc"}')
+    assert lbr(hands=5, out=tmp_path / "empty") == 0
+    assert '"fca/fca"' in (tmp_path / "empty" / "run.json").read_text()
