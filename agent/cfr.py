@@ -71,9 +71,21 @@ class Variant:
 
 
 class LeafValueFn(Protocol):
-    """Counterfactual values ``[2, L, H]`` at depth-limit leaves for the reach ``[2, L, H]``."""
+    """Counterfactual values ``[2, L, H]`` at depth-limit leaves for the reach ``[2, L, H]``.
+
+    CFR updates one player at a time and keeps only that player's half; a leaf function whose
+    cost is per player may also offer ``one_player(reach, leaves, lookahead, player)`` giving
+    ``[L, H]``, which the solver then calls instead (see :func:`leaf_values_of`)."""
 
     def __call__(self, reach: torch.Tensor, leaves: LeafInfo, lookahead: Lookahead) -> torch.Tensor: ...
+
+
+def leaf_values_of(fn: LeafValueFn, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead, player: int) -> torch.Tensor:
+    """``player``'s ``[L, H]`` leaf values, computing only those where ``fn`` can."""
+    one_player = getattr(fn, "one_player", None)
+    if one_player is not None:
+        return one_player(reach, leaves, la, player)
+    return fn(reach, leaves, la)[player]
 
 
 @dataclass
@@ -228,7 +240,7 @@ class Solver:
         if self._has_leaves:
             assert self.leaf_values is not None
             leaf_reach = self.reach[:, la.leaves.rows]
-            values[la.leaves.rows] = self.leaf_values(leaf_reach, la.leaves, la)[player]
+            values[la.leaves.rows] = leaf_values_of(self.leaf_values, leaf_reach, la.leaves, la, player)
 
     def propagate_values(self, player: int) -> None:
         """Counterfactual values of ``player`` up the tree (strategy-weighted at its own decisions)."""

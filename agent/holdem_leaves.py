@@ -73,12 +73,16 @@ class CheckdownLeafValues:
         return groups, amount
 
     def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
+        return torch.stack([self.one_player(reach, leaves, la, p) for p in range(2)])
+
+    def one_player(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead, player: int) -> torch.Tensor:
+        """``player``'s ``[L, H]`` values alone: the matrix products are most of a flop or turn
+        re-solve's time, and CFR's alternating updates use one player's values at a time."""
         groups, amount = self._prepare(leaves, la)
-        out = torch.zeros_like(reach)
+        out = torch.empty_like(reach[player])
         for idx, e in groups:
-            for p in range(2):
-                out[p, idx] = reach[1 - p, idx] @ e.T
-        return out * amount.unsqueeze(0)
+            out[idx] = reach[1 - player, idx] @ e.T
+        return out.mul_(amount)
 
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
         e = self.matrices.matrix(tuple(board)).double().numpy()

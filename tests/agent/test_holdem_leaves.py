@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from agent.equity_matrix import CheckdownMatrices
 from agent.handspace import HandSpace
@@ -68,3 +69,39 @@ def test_pair_sign_kernel_refuses_bad_sizes() -> None:
     s = np.array([[3, 1], [-1, 2]], dtype=np.int32)
     assert lib.ds_pair_sign_sum(2, 2, ffi.from_buffer("int32_t[]", s), ffi.from_buffer("int32_t[]", total)) == 0
     assert total.tolist() == [[0, 1], [-1, 0]]  # board 2 has hand 0 blocked: nothing added
+
+
+def test_solver_asks_checkdown_leaves_for_one_player_only(hunl: Game) -> None:
+    """CFR uses one player's leaf values at a time: the one-player path must give exactly that
+    half of the two-player values, and the solver must take it (half the matrix products)."""
+    leaf = CheckdownLeafValues(CheckdownMatrices(Path(models_init).parent / "holdem" / "preflop-checkdown.npz"))
+    calls = {"one": 0, "both": 0}
+
+    class Counting:
+        def __call__(self, reach, leaves, la):
+            calls["both"] += 1
+            return leaf(reach, leaves, la)
+
+        def one_player(self, reach, leaves, la, player):
+            calls["one"] += 1
+            one = leaf.one_player(reach, leaves, la, player)
+            assert torch.equal(one, leaf(reach, leaves, la)[player])
+            if calls["one"] <= 2:  # against the definition: amount x check-down equity x opponent reach
+                for i in range(0, len(leaves.boards), 7):
+                    e = leaf.matrices.matrix(tuple(leaves.boards[i])).double().numpy()[la.hands][:, la.hands]
+                    want = leaves.spent[i].min() * (e @ reach[1 - player, i].double().numpy())
+                    np.testing.assert_allclose(one[i].double().numpy(), want, rtol=1e-4, atol=1e-3)
+            return one
+
+    class BothOnly:  # a leaf function without the one-player path
+        def __call__(self, reach, leaves, la):
+            return leaf(reach, leaves, la)
+
+    space = HandSpace(hunl)
+    uni = space.uniform(())
+    sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
+    cfg = SolverConfig(iterations=6, device="cpu")
+    one = solve_ranges(HandState.initial(hunl), [uni, uni], sizing, cfg, last_round=0, leaf_values=Counting())
+    both = solve_ranges(HandState.initial(hunl), [uni, uni], sizing, cfg, last_round=0, leaf_values=BothOnly())
+    assert calls["one"] >= 12 and calls["both"] == 0
+    np.testing.assert_allclose(one.root_strategy(), both.root_strategy(), atol=1e-6)
