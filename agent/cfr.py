@@ -195,6 +195,8 @@ class Solver:
         if native and self._kernels is None:
             raise ValueError("native CFR kernels need a float32 lookahead on the CPU and the built native extension")
         self._terminal_rows = _bind_terminal_rows(la) if self._kernels is not None else None
+        # the C backward pass writes every parent row itself: the values need no zeroing
+        self._no_zeroing = self._kernels is not None and self._kernels.assigns_parents
         for p in range(2):
             self.update_strategy(p)
 
@@ -221,12 +223,14 @@ class Solver:
             torch.index_select(reach[la.depth_slices[d]], 0, tr.parent_local, out=child)
             child.mul_(self.table.index_select(0, tr.src[player]))
 
-    def terminal_values(self, player: int) -> None:
-        """Fold, showdown and leaf values of ``player`` (other rows zero, ready to propagate)."""
+    def terminal_values(self, player: int, zero_others: bool = True) -> None:
+        """Fold, showdown and leaf values of ``player`` (other rows zero, ready to propagate;
+        left as they are without ``zero_others``, for kernels that write every parent row)."""
         la = self.la
         values = self.values[player]
         opp = self.reach[1 - player]
-        values.zero_()
+        if zero_others:
+            values.zero_()
         if self._terminal_rows is not None:  # C kernels reading and writing the rows in place
             out, opp_np = values.numpy(), opp.numpy()
             for fn in self._terminal_rows[player]:
@@ -325,19 +329,17 @@ class Solver:
                 for p in (0, 1):
                     self.propagate_reach(1 - p)
                     self._values_for(p, gadget)
-                    self.update_regrets(t, p)
-                    self.update_averages(t, p)
-                    self.update_strategy(p)
+                    self._learn(t, p)
             else:
                 for p in (0, 1):
                     self.propagate_reach(p)
                 for p in (0, 1):
                     self._values_for(p, gadget)
                 for p in (0, 1):
-                    self.update_regrets(t, p)
-                    self.update_averages(t, p)
+                    self._learn(t, p, strategy=False)
                 for p in (0, 1):
-                    self.update_strategy(p)
+                    if self._kernels is None:
+                        self.update_strategy(p)
             self.iterations_done = t
             if on_iteration is not None:
                 on_iteration(t)
@@ -352,8 +354,21 @@ class Solver:
             average_root_reach=self.root_reach_sum / self.weight_sum if self.weight_sum > 0 else self.root_reach.clone(),
         )
 
+    def _learn(self, t: int, player: int, strategy: bool = True) -> None:
+        """Regrets and averages of ``player`` after its values, and (``strategy``) its new
+        strategy. The C kernels do the regrets and the regret matching in one pass, so the
+        averages, which need the strategy just played, are taken first (they read neither)."""
+        if self._kernels is not None:
+            self.update_averages(t, player)
+            self._kernels.update_regrets_strategy(player, self.variant.floors_regrets, *self.variant.discount(t))
+            return
+        self.update_regrets(t, player)
+        self.update_averages(t, player)
+        if strategy:
+            self.update_strategy(player)
+
     def _values_for(self, player: int, gadget: Gadget | None) -> None:
-        self.terminal_values(player)
+        self.terminal_values(player, zero_others=not self._no_zeroing)
         self.propagate_values(player)
         if gadget is not None and player == gadget.player:
             p_follow = gadget.follow_probability()
@@ -383,7 +398,7 @@ class Solver:
         for p in range(2):
             self.propagate_reach(p)
         for p in range(2):
-            self.terminal_values(p)
+            self.terminal_values(p, zero_others=not self._no_zeroing)
             self.propagate_values(p)
         return self.values.clone()
 

@@ -173,9 +173,13 @@ def backward(
     src: torch.Tensor,
     weight: torch.Tensor | None = None,
     *,
+    assign: bool = False,
     threads: int = 1,
 ) -> None:
     """``dst[parent_local[j], :] += child[j, :] * table[src[j], :] * weight[j]`` (``dst`` in place).
+
+    With ``assign`` each parent's first child writes its row instead of adding to it (the rows
+    need no zeroing beforehand); ``parent_local`` must then be non-decreasing.
 
     Args:
         dst: ``[P, H]`` float32 (the parent depth's slice of ``values[p]``, holding the
@@ -199,11 +203,13 @@ def backward(
         if weight.numel() != n or (weight.dim() == 2 and weight.shape[1] != 1):
             raise ValueError(f"weight must have shape ({n},) or ({n}, 1), got {tuple(weight.shape)}")
     _no_overlap(dst, "dst", child=child, table=table, weight=weight, parent_local=parent_local, src=src)
+    if assign and n > 1 and bool((parent_local[1:] < parent_local[:-1]).any()):
+        raise ValueError("backward with assign needs each parent's children in one run (parent_local non-decreasing)")
     if n == 0 or H == 0:
         return
     code = lib.ds_cfr_backward(
         n, H, _ip(parent_local), _ip(src), _fp(weight), _fp(child), _fp(table), table.shape[0], _fp(dst),
-        dst.shape[0], _threads(threads),
+        dst.shape[0], int(bool(assign)), _threads(threads),
     )
     _raise_code(code, "backward", [("parent_local", parent_local, dst.shape[0]), ("src", src, table.shape[0])])
 
@@ -260,6 +266,42 @@ def regrets(
         float(pos), float(neg), _threads(threads),
     )
     _raise_code(code, "regrets", [("dec_rows", dec_rows, N), ("dec_children", dec_children, N)])
+
+
+def regrets_strategy(
+    regrets: torch.Tensor,
+    strategy: torch.Tensor,
+    values: torch.Tensor,
+    dec_rows: torch.Tensor,
+    dec_children: torch.Tensor,
+    valid: torch.Tensor,
+    *,
+    floor: bool,
+    pos: float = 1.0,
+    neg: float = 1.0,
+    threads: int = 1,
+) -> None:
+    """:func:`regrets` then :func:`strategy` in one pass (both in place), bit for bit the same
+    for the valid actions; actions with ``valid == 0`` are skipped (their regrets and strategy
+    are left as they are: 0 in a solver). Saves re-reading the regrets, the largest array."""
+    m, A, H = _decision_shapes(regrets, "regrets")
+    _shape(_values(strategy, "strategy", 3), "strategy", (m, A, H))
+    _values(values, "values")
+    _shape(values, "values", (values.shape[0], H))
+    _shape(_index(dec_rows, "dec_rows"), "dec_rows", (m,))
+    _shape(_index(dec_children, "dec_children", 2), "dec_children", (m, A))
+    _valid(valid, m, A)
+    _no_overlap(regrets, "regrets", strategy=strategy, values=values, valid=valid, dec_rows=dec_rows,
+                dec_children=dec_children)
+    _no_overlap(strategy, "strategy", values=values, valid=valid, dec_rows=dec_rows, dec_children=dec_children)
+    if m == 0 or H == 0:
+        return
+    N = values.shape[0]
+    code = lib.ds_cfr_regrets_strategy(
+        m, A, H, _ip(dec_rows), _ip(dec_children), _fp(valid), _fp(values), N, _fp(regrets), _fp(strategy),
+        int(bool(floor)), float(pos), float(neg), _threads(threads),
+    )
+    _raise_code(code, "regrets_strategy", [("dec_rows", dec_rows, N), ("dec_children", dec_children, N)])
 
 
 def strategy(strategy: torch.Tensor, regrets: torch.Tensor, valid: torch.Tensor, *, threads: int = 1) -> None:
@@ -402,8 +444,8 @@ class SolverKernels:
                     (n, H, _ip(pl), _ip(src), rows(reach[p], parent_sl), P, _fp(table), T, rows(reach[p], child_sl), t)
                 )
                 self._backward[p].append(
-                    (n, H, _ip(pl), _ip(src), _fp(weight), rows(values[p], child_sl), _fp(table), T,
-                     rows(values[p], parent_sl), P, t)
+                    [n, H, _ip(pl), _ip(src), _fp(weight), rows(values[p], child_sl), _fp(table), T,
+                     rows(values[p], parent_sl), P, 0, t]
                 )
         # per player: decision slices
         dec_rows = keep(_index(la.dec_rows, "dec_rows"))
@@ -428,6 +470,11 @@ class SolverKernels:
         self._vsum_p = [_fp(solver.values_sum[p]) for p in range(2)]
         self._track_p = ffi.NULL if self._track_identity else _ip(track)
         self._T = T
+        self.assigns_parents = _parents_assignable(la)
+        if self.assigns_parents:
+            for p in range(2):
+                for args in self._backward[p]:
+                    args[10] = 1
 
     # ------------------------------------------------------------------ helpers
     def _check(self) -> None:
@@ -468,7 +515,8 @@ class SolverKernels:
                 self._ok(fwd(*args), "propagate_reach")
 
     def propagate_values(self, player: int) -> None:
-        """``values[player]`` up the tree (terminal rows filled, others zero, beforehand)."""
+        """``values[player]`` up the tree (terminal rows filled beforehand; the others zero,
+        unless ``assigns_parents``: then every parent row is written by its first child)."""
         self._check()
         if self.H == 0:
             return
@@ -494,6 +542,22 @@ class SolverKernels:
         )
         self._ok(code, "update_regrets")
 
+    def update_regrets_strategy(self, player: int, floor: bool, pos: float = 1.0, neg: float = 1.0) -> None:
+        """:meth:`update_regrets` then :meth:`update_strategy` in one pass (the regrets are read
+        once instead of twice; invalid actions are skipped: their regrets and strategy stay 0).
+        The strategy it replaces is gone: take the averages before."""
+        self._check()
+        m0, m = self._dec[player]
+        if m == 0 or self.H == 0:
+            return
+        A, H = self.A, self.H
+        code = lib.ds_cfr_regrets_strategy(
+            m, A, H, self._rows_p + m0, self._children_p + m0 * A, self._valid_p + m0 * A, self._values_p[player],
+            self.N, self._regrets_p + m0 * A * H, self._strategy_p + m0 * A * H, int(bool(floor)), float(pos),
+            float(neg), self.threads,
+        )
+        self._ok(code, "update_regrets_strategy")
+
     def update_averages(self, player: int, w: float, strategy: bool = True) -> None:
         """``strategy_sum`` of ``player``'s decisions (unless ``strategy`` is false or the
         solver keeps no strategy sums) and ``values_sum[player]`` += w * ...
@@ -516,3 +580,21 @@ class SolverKernels:
             self.threads,
         )
         self._ok(code, "update_averages")
+
+
+def _parents_assignable(la: Any) -> bool:
+    """Whether backward may write each parent row from its first child instead of adding into
+    zeroed rows: every depth's children come in one run per parent (parent_local
+    non-decreasing), and every row is a terminal, a depth-limit leaf or a parent, so that no
+    row is left holding an earlier pass's values."""
+    covered = torch.zeros(la.num_rows, dtype=torch.bool)
+    for rows in (la.fold_rows, la.showdown_rows, la.leaves.rows):
+        if len(rows):
+            covered[rows.cpu()] = True
+    for d, tr in enumerate(la.transitions):
+        pl = tr.parent_local.cpu()
+        if len(pl) > 1 and bool((pl[1:] < pl[:-1]).any()):
+            return False
+        if len(pl):
+            covered[pl + la.depth_slices[d].start] = True
+    return bool(covered.all())

@@ -6,11 +6,13 @@
  * compiler (-O3; AVX2 clone picked at load time, like terminal.c).
  *
  *   forward   out[j, :]            = parent[parent_local[j], :] * table[src[j], :]
- *   backward  dst[parent_local[j], :] += child[j, :] * table[src[j], :] (* weight[j])
+ *   backward  dst[parent_local[j], :] += child[j, :] * table[src[j], :] (* weight[j]); with
+ *             `assign`, a parent's first child writes (=) instead: no zeroing pass needed
  *   regrets   R[m, a, :] += (values[children[m, a], :] - values[rows[m], :]) * valid[m, a],
  *             then R = max(R, 0) (floor) or R *= (R > 0 ? pos : neg) (discount)
  *   strategy  S[m, a, :] = max(R[m, a, :], 0) * valid[m, a] / sum_a(...), or
  *             valid[m, a] / sum_a valid[m, a] where that sum is 0 (0 if no action is valid)
+ *   regrets_strategy  both of the above in one pass, skipping actions with valid == 0
  *   average   SS[m, a, :] += w * (S[m, a, :] * reach[rows[m], :])
  *   add_rows  dst[i, :] += w * src[rows[i], :]
  *
@@ -169,6 +171,7 @@ typedef struct {
     const int64_t *parent_local, *src;
     const float *weight, *child, *table;
     float *dst;
+    int assign;
 } BackwardArgs;
 
 CK_CLONES static void backward_range(const void *vargs, int64_t lo, int64_t hi) {
@@ -178,7 +181,16 @@ CK_CLONES static void backward_range(const void *vargs, int64_t lo, int64_t hi) 
         float *restrict d = g->dst + g->parent_local[j] * H;
         const float *restrict c = g->child + j * H;
         const float *restrict t = g->table + g->src[j] * H;
-        if (g->weight) {
+        /* assign: a parent's first child writes its row (0 + x == x: the same result as adding
+         * into a zeroed row, without the pass that zeroes it) */
+        if (g->assign && (j == 0 || g->parent_local[j] != g->parent_local[j - 1])) {
+            if (g->weight) {
+                const float w = g->weight[j];
+                for (int64_t h = 0; h < H; h++) d[h] = (c[h] * t[h]) * w;
+            } else {
+                for (int64_t h = 0; h < H; h++) d[h] = c[h] * t[h];
+            }
+        } else if (g->weight) {
             const float w = g->weight[j];
             for (int64_t h = 0; h < H; h++) d[h] += (c[h] * t[h]) * w;
         } else {
@@ -189,7 +201,7 @@ CK_CLONES static void backward_range(const void *vargs, int64_t lo, int64_t hi) 
 
 int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
                         const float *weight, const float *child, const float *table, int64_t n_table,
-                        float *dst, int64_t n_dst, int threads) {
+                        float *dst, int64_t n_dst, int assign, int threads) {
     if (n < 0 || H < 1 || n_table < 0 || n_dst < 0) return CK_BAD_ARGS;
     if (n == 0) return CK_OK;
     if (!parent_local || !src || !child || !table || !dst) return CK_BAD_ARGS;
@@ -197,15 +209,15 @@ int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const
     if (bad >= 0) return bad;
     bad = first_bad_index(src, n, n_table);
     if (bad >= 0) return n + bad;
-    const BackwardArgs args = {H, parent_local, src, weight, child, table, dst};
-    int parts = parts_for(threads, n, H);
-    if (parts > 1) {
-        for (int64_t j = 1; j < n; j++)
-            if (parent_local[j] < parent_local[j - 1]) {
-                parts = 1; /* parents not in order: parts could share a parent row */
-                break;
-            }
-    }
+    const BackwardArgs args = {H, parent_local, src, weight, child, table, dst, assign != 0};
+    int sorted = 1;
+    for (int64_t j = 1; j < n; j++)
+        if (parent_local[j] < parent_local[j - 1]) {
+            sorted = 0;
+            break;
+        }
+    if (assign && !sorted) return CK_BAD_ARGS; /* a parent's children must be one run */
+    int parts = sorted ? parts_for(threads, n, H) : 1; /* unsorted: parts could share a parent row */
     int64_t bounds[MAX_THREADS + 1];
     even_bounds(n, parts, bounds);
     /* move each inner bound forward to the start of a parent's run of children */
@@ -226,6 +238,7 @@ typedef struct {
     float *regrets;
     int floor;
     float pos, neg;
+    float *strategy; /* regrets_strategy only */
 } RegretArgs;
 
 CK_CLONES static void regrets_range(const void *vargs, int64_t lo, int64_t hi) {
@@ -263,7 +276,7 @@ int64_t ds_cfr_regrets(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
     if (bad >= 0) return bad;
     bad = first_bad_index(dec_children, M * A, n_rows);
     if (bad >= 0) return M + bad;
-    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg};
+    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg, NULL};
     run_even(regrets_range, &args, M, A * H, threads);
     return CK_OK;
 }
@@ -320,6 +333,80 @@ int64_t ds_cfr_strategy(int64_t M, int64_t A, int64_t H, const float *valid, con
     if (!valid || !regrets || !strategy) return CK_BAD_ARGS;
     const StrategyArgs args = {A, H, valid, regrets, strategy};
     run_even(strategy_range, &args, M, A * H, threads);
+    return CK_OK;
+}
+
+/* ------------------------------------------------------------------ regrets + strategy */
+/* The regrets kernel and then the strategy kernel in one pass over each decision (a chunk of
+ * hands at a time, so the regrets just written are still in L1 when regret matching reads
+ * them), skipping the actions with valid == 0: their regrets and strategy are left as they
+ * are (0 in a solver: regrets start at 0 and the first regret matching writes 0 there). The
+ * arithmetic is that of the two kernels, in the same order: the results agree bit for bit. */
+CK_CLONES static void regrets_strategy_range(const void *vargs, int64_t lo, int64_t hi) {
+    const RegretArgs *g = (const RegretArgs *)vargs;
+    const int64_t A = g->A, H = g->H;
+    const float pos = g->pos, neg = g->neg;
+    float total[CHUNK], inv[CHUNK], quot[CHUNK];
+    for (int64_t m = lo; m < hi; m++) {
+        const float *restrict valid = g->valid + m * A;
+        float n_valid = 0.0f;
+        for (int64_t a = 0; a < A; a++) n_valid += valid[a];
+        const float *restrict nv0 = g->values + g->dec_rows[m] * H;
+        for (int64_t h0 = 0; h0 < H; h0 += CHUNK) {
+            const int64_t nh = H - h0 < CHUNK ? H - h0 : CHUNK;
+            const float *restrict nv = nv0 + h0;
+            for (int64_t h = 0; h < nh; h++) total[h] = 0.0f;
+            for (int64_t a = 0; a < A; a++) {
+                const float v = valid[a];
+                if (v == 0.0f) continue;
+                const float *restrict cv = g->values + g->dec_children[m * A + a] * H + h0;
+                float *restrict r = g->regrets + (m * A + a) * H + h0;
+                if (g->floor) {
+                    for (int64_t h = 0; h < nh; h++) {
+                        const float x = r[h] + (cv[h] - nv[h]) * v;
+                        r[h] = x < 0.0f ? 0.0f : x;
+                    }
+                } else {
+                    for (int64_t h = 0; h < nh; h++) {
+                        const float x = r[h] + (cv[h] - nv[h]) * v;
+                        r[h] = x * (x > 0.0f ? pos : neg);
+                    }
+                }
+                CK_BARRIER();
+                for (int64_t h = 0; h < nh; h++) {
+                    const float x = r[h] < 0.0f ? 0.0f : r[h];
+                    total[h] += x * v;
+                }
+            }
+            for (int64_t h = 0; h < nh; h++) inv[h] = 1.0f / (total[h] > 1e-30f ? total[h] : 1e-30f);
+            CK_BARRIER();
+            for (int64_t a = 0; a < A; a++) {
+                const float v = valid[a];
+                if (v == 0.0f) continue;
+                const float *restrict r = g->regrets + (m * A + a) * H + h0;
+                float *restrict s = g->strategy + (m * A + a) * H + h0;
+                const float uniform = v / n_valid;
+                for (int64_t h = 0; h < nh; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
+                CK_BARRIER();
+                for (int64_t h = 0; h < nh; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
+            }
+        }
+    }
+}
+
+int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                                const int64_t *dec_children, const float *valid, const float *values,
+                                int64_t n_rows, float *regrets, float *strategy, int floor, float pos,
+                                float neg, int threads) {
+    if (M < 0 || A < 1 || H < 1 || n_rows < 0) return CK_BAD_ARGS;
+    if (M == 0) return CK_OK;
+    if (!dec_rows || !dec_children || !valid || !values || !regrets || !strategy) return CK_BAD_ARGS;
+    int64_t bad = first_bad_index(dec_rows, M, n_rows);
+    if (bad >= 0) return bad;
+    bad = first_bad_index(dec_children, M * A, n_rows);
+    if (bad >= 0) return M + bad;
+    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg, strategy};
+    run_even(regrets_strategy_range, &args, M, A * H, threads);
     return CK_OK;
 }
 

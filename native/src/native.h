@@ -101,8 +101,10 @@ int64_t ds_cfr_forward(int64_t n, int64_t H, const int64_t *parent_local, const 
  * n + j (src) */
 int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
                         const float *weight, const float *child, const float *table, int64_t n_table,
-                        float *dst, int64_t n_dst, int threads);
-/* dst[parent_local[j]] += child[j] * table[src[j]] (* weight[j] unless weight is NULL) */
+                        float *dst, int64_t n_dst, int assign, int threads);
+/* dst[parent_local[j]] += child[j] * table[src[j]] (* weight[j] unless weight is NULL);
+ * assign != 0: each parent's first child writes (=) its row, and parent_local must be
+ * non-decreasing (else -2, nothing written) */
 int64_t ds_cfr_regrets(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
                        const int64_t *dec_children, const float *valid, const float *values,
                        int64_t n_rows, float *regrets, int floor, float pos, float neg, int threads);
@@ -111,6 +113,12 @@ int64_t ds_cfr_regrets(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
 int64_t ds_cfr_strategy(int64_t M, int64_t A, int64_t H, const float *valid, const float *regrets,
                         float *strategy, int threads);
 /* regret matching: S[m, a] = max(R, 0) * valid / sum_a, else valid / sum_a valid */
+int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                                const int64_t *dec_children, const float *valid, const float *values,
+                                int64_t n_rows, float *regrets, float *strategy, int floor, float pos,
+                                float neg, int threads);
+/* ds_cfr_regrets then ds_cfr_strategy in one pass, skipping actions whose valid is 0 (their
+ * regrets and strategy are not touched); bad index positions as ds_cfr_regrets */
 int64_t ds_cfr_average(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows, const float *strategy,
                        const float *reach, int64_t n_rows, float w, float *strategy_sum, int threads);
 /* SS[m, a] += w * (S[m, a] * reach[rows[m]]) */

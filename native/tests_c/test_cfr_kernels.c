@@ -53,10 +53,19 @@ static void check_forward_backward(int64_t H, int threads) {
     CHECK(close_enough(out, ref, n * H), "forward values (H=%lld threads=%d)", (long long)H, threads);
 
     float *dst = calloc((size_t)(P * H), sizeof(float)), *dref = calloc((size_t)(P * H), sizeof(float));
-    CHECK(ds_cfr_backward(n, H, pl, src, weight, child, table, T, dst, P, threads) == -1, "backward rc");
+    CHECK(ds_cfr_backward(n, H, pl, src, weight, child, table, T, dst, P, 0, threads) == -1, "backward rc");
     for (int64_t j = 0; j < n; j++)
         for (int64_t h = 0; h < H; h++) dref[pl[j] * H + h] += child[j * H + h] * table[src[j] * H + h] * weight[j];
     CHECK(close_enough(dst, dref, P * H), "backward values (H=%lld threads=%d)", (long long)H, threads);
+    /* assign: parents in runs (sorted), stale values in dst, every parent given a child */
+    int64_t spl[40];
+    for (int64_t j = 0; j < n; j++) spl[j] = j * P / n;
+    for (int64_t i = 0; i < P * H; i++) dst[i] = 99.0f, dref[i] = 0.0f;
+    CHECK(ds_cfr_backward(n, H, spl, src, weight, child, table, T, dst, P, 1, threads) == -1, "backward assign rc");
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t h = 0; h < H; h++) dref[spl[j] * H + h] += child[j * H + h] * table[src[j] * H + h] * weight[j];
+    CHECK(close_enough(dst, dref, P * H), "backward assign values (H=%lld threads=%d)", (long long)H, threads);
+    CHECK(ds_cfr_backward(n, H, pl, src, weight, child, table, T, dst, P, 1, threads) == -2, "backward assign unsorted");
 
     /* bad indices: reported by position, nothing written */
     memset(out, 0, (size_t)(n * H) * sizeof(float));
@@ -65,7 +74,7 @@ static void check_forward_backward(int64_t H, int threads) {
     pl[5] = 0;
     src[3] = -1;
     CHECK(ds_cfr_forward(n, H, pl, src, parent, P, table, T, out, threads) == n + 3, "forward bad table index");
-    CHECK(ds_cfr_backward(n, H, pl, src, NULL, child, table, T, dst, P, threads) == n + 3, "backward bad index");
+    CHECK(ds_cfr_backward(n, H, pl, src, NULL, child, table, T, dst, P, 0, threads) == n + 3, "backward bad index");
     int64_t written = 0;
     for (int64_t i = 0; i < n * H; i++) written += out[i] != 0.0f;
     CHECK(written == 0, "forward wrote %lld values despite a bad index", (long long)written);
@@ -116,6 +125,22 @@ static void check_decisions(int64_t H, int threads) {
             CHECK(fabsf(sum - 1.0f) < 1e-5f, "strategy sums to %f", sum);
         }
 
+    /* fused regrets + strategy from the regrets before this iteration: the same as the two */
+    float *fr = malloc((size_t)(M * A * H) * sizeof(float)), *fs = calloc((size_t)(M * A * H), sizeof(float));
+    float *pre = malloc((size_t)(M * A * H) * sizeof(float));
+    memcpy(fr, regrets, (size_t)(M * A * H) * sizeof(float));
+    memcpy(pre, regrets, (size_t)(M * A * H) * sizeof(float));
+    CHECK(ds_cfr_regrets(M, A, H, rows, children, valid, values, N, regrets, 0, 0.8f, 0.5f, threads) == -1, "regrets rc 2");
+    CHECK(ds_cfr_strategy(M, A, H, valid, regrets, strategy, threads) == -1, "strategy rc 2");
+    CHECK(ds_cfr_regrets_strategy(M, A, H, rows, children, valid, values, N, fr, fs, 0, 0.8f, 0.5f, threads) == -1,
+          "regrets_strategy rc");
+    for (int64_t i = 0; i < M * A * H; i++) {
+        const int on = valid[i / H] != 0.0f;
+        CHECK(on ? fr[i] == regrets[i] && fs[i] == strategy[i] : fr[i] == pre[i] && fs[i] == 0.0f,
+              "regrets_strategy at %lld (threads=%d)", (long long)i, threads);
+    }
+    free(fr), free(fs), free(pre);
+
     float *ssum = calloc((size_t)(M * A * H), sizeof(float)), *reach = fill(N * H);
     CHECK(ds_cfr_average(M, A, H, rows, strategy, reach, N, 2.0f, ssum, threads) == -1, "average rc");
     for (int64_t m = 0; m < M; m++)
@@ -138,6 +163,8 @@ static void check_decisions(int64_t H, int threads) {
     rows[2] = 2;
     children[4] = -7;
     CHECK(ds_cfr_regrets(M, A, H, rows, children, valid, values, N, regrets, 1, 1, 1, threads) == M + 4, "regrets bad child");
+    CHECK(ds_cfr_regrets_strategy(M, A, H, rows, children, valid, values, N, regrets, strategy, 1, 1, 1, threads) == M + 4,
+          "regrets_strategy bad child");
     add[1] = N;
     CHECK(ds_cfr_add_rows(4, H, add, values, N, 1.0f, dst, threads) == 1, "add_rows bad row");
     CHECK(ds_cfr_add_rows(4, H, NULL, values, 3, 1.0f, dst, threads) == -2, "add_rows too few source rows");

@@ -40,6 +40,7 @@ def test_native_phases_match_torch(hunl: Game, board: str, algorithm: str) -> No
     a, reach = _solver(hunl, board, True, algorithm)
     b, _ = _solver(hunl, board, False, algorithm)
     assert a._kernels is not None and b._kernels is None
+    assert a._no_zeroing  # the lookahead's layout lets the C backward pass write every parent row
     ra = a.solve(reach, 6)
     rb = b.solve(reach, 6)
     for name in ("regrets", "strategy_sum", "reach", "values", "table"):
@@ -79,3 +80,62 @@ def test_bad_arguments_raise_value_errors_not_crashes() -> None:
         cfr_kernels.forward(out.double(), parent, ok, table, ok)
     with pytest.raises(ValueError):
         cfr_kernels.forward(out, parent, ok.int(), table, ok)
+
+
+@pytest.mark.parametrize("floor", [True, False])
+def test_fused_regrets_strategy_equals_the_two_kernels(floor: bool) -> None:
+    """Bit for bit on the valid actions; the invalid ones are not touched (a solver keeps 0 there)."""
+    g = torch.Generator().manual_seed(3)
+    m, A, H, N = 7, 4, 300, 20  # H > 256: more than one chunk of hands
+    values = torch.randn(N, H, generator=g)
+    rows = torch.randint(0, N, (m,), generator=g)
+    children = torch.randint(0, N, (m, A), generator=g)
+    valid = (torch.rand(m, A, generator=g) < 0.7).float()
+    valid[0] = 0  # a decision with no valid action
+    regrets = torch.randn(m, A, H, generator=g)
+    regrets[2, :, :5] = -1  # hands with no positive regret: uniform
+    sentinel = 12345.0
+    fused_r, fused_s = regrets.clone(), torch.full((m, A, H), sentinel)
+    two_r, two_s = regrets.clone(), torch.empty(m, A, H)
+    pos, neg = 0.9, 0.4
+    cfr_kernels.regrets(two_r, values, rows, children, valid, floor=floor, pos=pos, neg=neg)
+    cfr_kernels.strategy(two_s, two_r, valid)
+    cfr_kernels.regrets_strategy(fused_r, fused_s, values, rows, children, valid, floor=floor, pos=pos, neg=neg)
+    on = valid.bool()
+    assert torch.equal(fused_r[on], two_r[on]) and torch.equal(fused_s[on], two_s[on])
+    assert torch.equal(fused_r[~on], regrets[~on]) and bool((fused_s[~on] == sentinel).all())
+    with pytest.raises(ValueError):  # a child row out of range: nothing written
+        cfr_kernels.regrets_strategy(fused_r, fused_s, values, rows, children + N, valid, floor=floor)
+
+
+def test_backward_assign_writes_parents_without_zeroing() -> None:
+    g = torch.Generator().manual_seed(4)
+    H = 70
+    child = torch.randn(6, H, generator=g)
+    table = torch.rand(3, H, generator=g)
+    src = torch.tensor([0, 1, 2, 0, 1, 2])
+    weight = torch.rand(6, generator=g)
+    parent_local = torch.tensor([0, 0, 1, 1, 1, 3])  # parent 2 has no children: left as it is
+    expected = torch.zeros(4, H)
+    cfr_kernels.backward(expected, child, parent_local, table, src, weight)
+    dst = torch.full((4, H), 7.0)  # stale values of an earlier pass
+    cfr_kernels.backward(dst, child, parent_local, table, src, weight, assign=True)
+    assert torch.equal(dst[[0, 1, 3]], expected[[0, 1, 3]]) and bool((dst[2] == 7).all())
+    with pytest.raises(ValueError, match="one run"):  # children of a parent split in two runs
+        cfr_kernels.backward(dst, child, torch.tensor([0, 1, 0, 1, 1, 3]), table, src, weight, assign=True)
+
+
+def test_parents_are_assigned_only_when_every_row_is_written(hunl: Game) -> None:
+    """A row that is neither terminal, leaf nor parent would keep an earlier pass's values:
+    then the solver zeroes the values before each pass, as the torch path does."""
+    from types import SimpleNamespace
+
+    from native.cfr_kernels import _parents_assignable
+
+    a, _ = _solver(hunl, "QsJh2h8d3c", True, "dcfr")
+    la = a.la
+    assert _parents_assignable(la)
+    empty = torch.zeros(0, dtype=torch.long)
+    no_showdowns = SimpleNamespace(num_rows=la.num_rows, fold_rows=la.fold_rows, showdown_rows=empty,
+                                   leaves=la.leaves, transitions=la.transitions, depth_slices=la.depth_slices)
+    assert not _parents_assignable(no_showdowns)
