@@ -355,7 +355,7 @@ def check_lbr_run(out: Path, run: dict) -> None:
 def run_lbr_cli(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from agent.lbr import LBRSetting, run_lbr
+    from agent.lbr import FoldQuery, LBRSetting, fold_summary, run_lbr
     from agent.match import estimate
     from agent.policies import ProviderFactory
 
@@ -375,9 +375,10 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     bar = tqdm(total=args.hands, desc=f"LBR vs {args.bot}", unit="hand", disable=args.json)
+    queries: list[FoldQuery] = []
     try:
         values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
-                         chunk=args.chunk, progress=bar.update)
+                         chunk=args.chunk, progress=bar.update, queries=queries)
     except ValueError as exc:  # unreadable or overlapping chunks in --out
         bar.close()
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
@@ -387,10 +388,17 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     result = {
         "game": args.game, "bot": args.bot, "setting": args.setting, "hands": len(values),
         "lbr_mbb_g": est.mean, "ci95_mbb_g": est.half_width, "seconds": round(time.perf_counter() - start, 1),
+        # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
+        "bot_fold": fold_summary(queries, game.num_rounds),
     }
     if out is not None:
         (out / "result.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
+    if not args.json:
+        for name, kinds in result["bot_fold"].items():
+            for kind, row in kinds.items():
+                print(f"  {name} {kind} bets: the bot folds {row['mean_fold']:.1%} (a bluff gains above "
+                      f"{row['bluff_breakeven']:.1%}; {row['queries']} queries)")
     return 0
 
 

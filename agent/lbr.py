@@ -102,11 +102,20 @@ def checkdown_outcome(space: HandSpace, ours: Sequence[int], board: Sequence[int
     return win / mass, lose / mass
 
 
+#: one of LBR's questions to the bot: (round, bet as a fraction of the pot after calling,
+#: whether it is all-in, the bot's fold probability weighted by its range)
+FoldQuery = tuple[int, float, bool, float]
+
+
 class LBRPlayer:
-    def __init__(self, space: HandSpace, setting: LBRSetting, rng: np.random.Generator) -> None:
+    def __init__(self, space: HandSpace, setting: LBRSetting, rng: np.random.Generator,
+                 queries: list[FoldQuery] | None = None) -> None:
         self.space = space
         self.setting = setting
         self.rng = rng
+        #: every bet LBR considered and how often the bot would fold to it: where LBR's profit
+        #: comes from (a pure bluff of b times the pot gains when the bot folds more than b / (1 + b))
+        self.queries: list[FoldQuery] = queries if queries is not None else []
 
     def start_hand(self, position: int, cards: Sequence[int]) -> None:
         self.position = position
@@ -166,6 +175,9 @@ class LBRPlayer:
                 fold = next((i for i, a in enumerate(actions) if a.kind is ActionKind.FOLD), None)
                 p_fold_h = probs[fold] if fold is not None else np.zeros(self.space.size)
                 p_fold = float((self.belief * p_fold_h).sum())
+                to_call = state.max_spent - state.spent[me]
+                fraction = (after.spent[me] - state.max_spent) / (state.pot + to_call)
+                self.queries.append((state.round, round(fraction, 3), after.max_spent >= state.game.stack[me], p_fold))
                 called = self.belief * (1 - p_fold_h)
                 if called.sum() > 0:
                     win, lose = checkdown_outcome(self.space, self.cards, state.board, called / called.sum(), self.rng)
@@ -179,15 +191,15 @@ class LBRPlayer:
 
 
 def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: LBRSetting, hand_id: int,
-                  rng: np.random.Generator) -> float:
-    """One hand; returns LBR's winnings in chips."""
+                  rng: np.random.Generator, queries: list[FoldQuery] | None = None) -> float:
+    """One hand; returns LBR's winnings in chips (and appends LBR's questions to ``queries``)."""
     lbr_pos = hand_id % 2
     bot_pos = 1 - lbr_pos
     order = rng.permutation(np.array(space.deck))
     k = game.num_hole_cards
     holes = [tuple(int(c) for c in order[p * k : (p + 1) * k]) for p in range(2)]
     board_all = tuple(int(c) for c in order[2 * k : 2 * k + game.total_board_cards])
-    lbr = LBRPlayer(space, setting, rng)
+    lbr = LBRPlayer(space, setting, rng, queries)
     lbr.start_hand(lbr_pos, holes[lbr_pos])
     bot.start_hand(bot_pos)
     bot_hand = space.index(holes[bot_pos])
@@ -214,10 +226,48 @@ def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: 
 ProviderFactory = Callable[[], StrategyProvider]
 
 
-def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int) -> list[float]:
+def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int,
+              queries: list[FoldQuery] | None = None) -> list[float]:
     bot = make_bot()
     rng = np.random.default_rng([seed, first])
-    return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng) for i in range(count)]
+    return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng, queries) for i in range(count)]
+
+
+def _chunk_job(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int,
+               seed: int) -> tuple[list[float], list[FoldQuery]]:
+    queries: list[FoldQuery] = []
+    return run_chunk(game, make_bot, setting, first, count, seed, queries), queries
+
+
+def _stored_queries(out_dir: Path | None, first: int) -> list[FoldQuery] | None:
+    """The fold queries kept beside chunk ``first`` (None for chunks written before they were kept)."""
+    path = out_dir / f"folds-{first:07d}.json" if out_dir is not None else None
+    if path is None or not path.exists():
+        return None
+    try:
+        return [(int(r), float(f), bool(a), float(p)) for r, f, a, p in json.loads(path.read_text())]
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: not a file of LBR fold queries ({exc})") from exc
+
+
+def fold_summary(queries: Sequence[FoldQuery], num_rounds: int) -> dict[str, dict[str, dict[str, float]]]:
+    """The bot's mean fold probability to LBR's bets per round and size (pot, all-in, other),
+    next to the fold rate above which a pure bluff of that size gains (b / (1 + b))."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    groups: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for rnd, fraction, all_in, p_fold in queries:
+        kind = "all-in" if all_in else ("pot" if abs(fraction - 1.0) < 0.05 else "other")
+        groups.setdefault((rnd, kind), []).append((fraction, p_fold))
+    for (rnd, kind), rows in sorted(groups.items()):
+        fractions = np.array([f for f, _ in rows])
+        folds = np.array([p for _, p in rows])
+        name = ("preflop", "flop", "turn", "river")[rnd] if num_rounds == 4 else f"round {rnd + 1}"
+        out.setdefault(name, {})[kind] = {
+            "queries": len(rows),
+            "mean_fold": round(float(folds.mean()), 4),
+            "bluff_breakeven": round(float((fractions / (1 + fractions)).mean()), 4),
+        }
+    return out
 
 
 def _stored_chunks(out_dir: Path | None) -> dict[int, list[float]]:
@@ -262,38 +312,51 @@ def plan_chunks(hands: int, chunk: int, stored: dict[int, list[float]]) -> list[
 
 def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
             out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
-            progress: Callable[[int], None] | None = None) -> list[float]:
+            progress: Callable[[int], None] | None = None,
+            queries: list[FoldQuery] | None = None) -> list[float]:
     """LBR's winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
 
     Each chunk draws its deals from ``(seed, first hand)``, so a run is reproducible for a given
-    chunk size whatever the number of workers."""
+    chunk size whatever the number of workers. ``queries`` receives LBR's questions to the bot
+    (:data:`FoldQuery`) of every chunk that has them (kept as ``folds-*.json`` beside the chunk)."""
     stored = _stored_chunks(out_dir)
     chunks = plan_chunks(hands, chunk, stored)
     results: dict[int, list[float]] = {}
     todo = []
+    asked: dict[int, list[FoldQuery]] = {}
     for first, count in chunks:
         if first in stored:
             results[first] = stored[first][:count]
+            kept = _stored_queries(out_dir, first) if count == len(stored[first]) else None
+            if kept is not None:
+                asked[first] = kept
             if progress is not None:
                 progress(count)
         else:
             todo.append((first, count))
 
-    def save(first: int, values: list[float]) -> None:
+    def save(first: int, done: tuple[list[float], list[FoldQuery]]) -> None:
+        values, chunk_queries = done
         results[first] = values
+        asked[first] = chunk_queries
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            tmp = out_dir / f".lbr-{first:07d}.tmp"
-            tmp.write_text(json.dumps(values))
-            os.replace(tmp, out_dir / f"lbr-{first:07d}.json")
+            # the queries first: a chunk file present means its queries are too
+            for name, data in ((f"folds-{first:07d}.json", chunk_queries), (f"lbr-{first:07d}.json", values)):
+                tmp = out_dir / f".{name}.tmp"
+                tmp.write_text(json.dumps(data))
+                os.replace(tmp, out_dir / name)
         if progress is not None:
             progress(len(values))
     if workers <= 1:
         for first, count in todo:
-            save(first, run_chunk(game, make_bot, setting, first, count, seed))
+            save(first, _chunk_job(game, make_bot, setting, first, count, seed))
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(run_chunk, game, make_bot, setting, first, count, seed): first for first, count in todo}
+            futures = {pool.submit(_chunk_job, game, make_bot, setting, first, count, seed): first for first, count in todo}
             for fut in as_completed(futures):  # each chunk is kept as soon as it is done
                 save(futures[fut], fut.result())
+    if queries is not None:
+        for first, _ in chunks:
+            queries.extend(asked.get(first, []))
     return [v for first, _ in chunks for v in results[first]]

@@ -99,3 +99,46 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "empty" / "run.json").write_text('{"setting": "fc/fc"}')
     assert lbr(hands=5, out=tmp_path / "empty") == 0
     assert '"fca/fca"' in (tmp_path / "empty" / "run.json").read_text()
+
+
+def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every bet LBR weighs is a question to the bot; the answers are kept beside each chunk,
+    come back on resume, and are summed up per round and size in result.json."""
+    from agent.lbr import FoldQuery, fold_summary
+
+    game = load_game("leduc")
+    setting = LBRSetting.parse("fcpa/fcpa", 2)
+    asked: list[FoldQuery] = []
+    run_lbr(game, ProviderFactory("leduc", "call"), setting, 30, seed=1, queries=asked)
+    assert asked and all(p == 0.0 for _, _, _, p in asked)  # a calling station never folds
+    assert {round(f, 3) for _, f, a, _ in asked if not a} == {1.0}  # pot bets: 1x the pot after calling
+
+    queries: list[FoldQuery] = []
+    values = run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, chunk=20,
+                     queries=queries)
+    assert sorted(p.name for p in tmp_path.glob("folds-*.json")) == ["folds-0000000.json", "folds-0000020.json"]
+    assert any(p > 0 for *_, p in queries) and all(0 <= p <= 1 for *_, p in queries)
+    again: list[FoldQuery] = []
+    assert run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again) == values
+    assert again == queries  # read back from the folder
+    summary = fold_summary(queries, game.num_rounds)
+    assert set(summary) <= {"round 1", "round 2"}
+    pot = summary["round 1"]["pot"]
+    assert pot["bluff_breakeven"] == 0.5 and pot["queries"] == sum(1 for r, f, a, _ in queries if r == 0 and not a and f == 1.0)
+
+    (tmp_path / "folds-0000020.json").unlink()  # a chunk written before the queries were kept
+    partial: list[FoldQuery] = []
+    run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=partial)
+    assert 0 < len(partial) < len(queries)
+    (tmp_path / "folds-0000000.json").write_text("[[1, 2]]")
+    with pytest.raises(ValueError, match="folds-0000000.json: not a file of LBR fold queries"):
+        run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path)
+
+    assert main(["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fcpa/fcpa", "--hands", "20",
+                 "--seed", "3", "--out", str(tmp_path / "cli")]) == 0
+    out = capsys.readouterr().out
+    assert "round 1 pot bets: the bot folds" in out and "a bluff gains above 50.0%" in out
+    import json
+
+    result = json.loads((tmp_path / "cli" / "result.json").read_text())
+    assert result["bot_fold"]["round 1"]["pot"]["queries"] > 0
