@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -31,6 +32,17 @@ DEEPSTACK_CORE_S_PER_TURN_SITUATION = 550.0
 def _row(bench: str, value: float, unit: str, device: str, **context: Any) -> dict[str, Any]:
     return {"bench": bench, "value": float(f"{value:.6g}"), "unit": unit, "impl": "ours", "device": device,
             "threads": torch.get_num_threads(), **context}
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch and the C kernels on one thread, as each process of ``deepstack generate`` runs."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _time_shard(spec: GenerateSpec, count: int) -> float:
@@ -94,11 +106,12 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str, ch
     dev = pick_device(device)
     space = HandSpace(load_game("hunl"))
     config = SolverConfig(algorithm=algorithm, iterations=iterations, device=str(dev), dtype="float32")
-    fields = _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1])
+    with _one_thread():  # as deepstack generate runs: one process per core
+        fields = _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
     cores = os.cpu_count() or 1
-    return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm, **fields,
+    return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm, **fields, threads=1,
                 goal_cpu=0.25, goal_h100=100.0, deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
                 deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
 
@@ -117,8 +130,9 @@ def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str) 
     def solve(sit: Situation) -> None:
         solve_situation(space, 1, sit, config, leaf)
 
-    fields = _timed_draws(1, situations, solve)
-    return _row("generate.flop", fields.pop("rate"), "situations/s", "cpu", iterations=iterations, algorithm=algorithm, **fields,
+    with _one_thread():
+        fields = _timed_draws(1, situations, solve)
+    return _row("generate.flop", fields.pop("rate"), "situations/s", "cpu", iterations=iterations, algorithm=algorithm, **fields, threads=1,
                 turn_net=turn_net, net=entry.get("net"), net_training_situations=entry.get("training_situations"))
 
 

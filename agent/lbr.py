@@ -19,7 +19,6 @@ import math
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -27,6 +26,7 @@ import numpy as np
 
 from agent.handspace import HandSpace
 from agent.policies import StrategyProvider
+from native.equity import hand_equities
 from native.evaluator import evaluate
 from protocol.gamedef import Game
 from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, HandState, raise_to
@@ -66,28 +66,35 @@ class LBRSetting:
 
 
 def checkdown_outcome(space: HandSpace, ours: Sequence[int], board: Sequence[int], opp_range: np.ndarray,
-                      rng: np.random.Generator, max_runouts: int = 2000) -> tuple[float, float]:
-    """``(P(win), P(lose))`` of our hand against ``opp_range`` if the board is dealt out with no
-    more betting (all runouts, or a random sample of ``max_runouts`` when there are more)."""
+                      rng: np.random.Generator, max_runouts: int = 2000) -> float:
+    """P(win) − P(lose) of our hand against ``opp_range`` if the board is dealt out with no more
+    betting: what each chip at stake is worth at the check-down (0 with no compatible range).
+
+    Every runout when there are at most ``max_runouts`` (a hold'em flop has 1081), by the C
+    equity kernel; else a random sample of ``max_runouts`` of them (pre-flop)."""
     game = space.game
-    dead = set(ours) | set(board)
     missing = game.total_board_cards - len(board)
-    remaining = [c for c in space.deck if c not in dead]
-    total_runouts = math.comb(len(remaining), missing)
-    if missing == 0:
-        runouts = np.zeros((1, 0), dtype=np.int64)
-    elif total_runouts <= max_runouts:
-        runouts = np.array(list(combinations(remaining, missing)), dtype=np.int64)
-    else:
-        runouts = np.stack([rng.choice(remaining, missing, replace=False) for _ in range(max_runouts)])
-    cards = space.cards.astype(np.int64)
+    remaining = [c for c in space.deck if c not in set(ours) | set(board)]
+    if math.comb(len(remaining), missing) <= max_runouts:
+        eq = hand_equities(tuple(board), opp_range, hand_cards=space.cards, deck=space.deck,
+                           final_board_size=game.total_board_cards)[space.index(tuple(ours))]
+        return 0.0 if math.isnan(eq) else 2.0 * float(eq) - 1.0
+    return _sampled_checkdown(space, ours, board, opp_range, remaining, rng, max_runouts)
+
+
+def _sampled_checkdown(space: HandSpace, ours: Sequence[int], board: Sequence[int], opp_range: np.ndarray,
+                       remaining: Sequence[int], rng: np.random.Generator, runouts: int) -> float:
+    """:func:`checkdown_outcome` over ``runouts`` random runouts (too many to enumerate)."""
+    missing = space.game.total_board_cards - len(board)
     inc = space.card_incidence
-    win = lose = mass = 0.0
-    base = np.asarray(opp_range, dtype=np.float64) * ~space.blocked(list(dead))
+    cards = space.cards.astype(np.int64)
+    base = np.asarray(opp_range, dtype=np.float64) * ~space.blocked(list(ours) + list(board))
     ours_arr = np.asarray(ours, dtype=np.int64)
-    for runout in runouts:
+    win = lose = mass = 0.0
+    for _ in range(runouts):
+        runout = rng.choice(np.asarray(remaining, dtype=np.int64), missing, replace=False)
         full = np.concatenate([np.asarray(board, dtype=np.int64), runout])
-        r = base * ~inc[:, runout].any(axis=1) if missing else base
+        r = base * ~inc[:, runout].any(axis=1)
         live = np.nonzero(r > 0)[0]
         if not len(live):
             continue
@@ -97,9 +104,7 @@ def checkdown_outcome(space: HandSpace, ours: Sequence[int], board: Sequence[int
         win += float(w[theirs < mine].sum())
         lose += float(w[theirs > mine].sum())
         mass += float(w.sum())
-    if mass <= 0:
-        return 0.5, 0.5
-    return win / mass, lose / mass
+    return (win - lose) / mass if mass > 0 else 0.0
 
 
 #: one of LBR's questions to the bot: (round, bet as a fraction of the pot after calling,
@@ -158,7 +163,7 @@ class LBRPlayer:
     def choose(self, state: HandState, bot: StrategyProvider) -> Action:
         me = self.position
         best, best_value = CALL, -math.inf
-        outcome_now: tuple[float, float] | None = None
+        outcome_now: float | None = None
         for action in self.candidates(state):
             if action.kind is ActionKind.FOLD:
                 value = -float(state.spent[me])
@@ -166,7 +171,7 @@ class LBRPlayer:
                 if outcome_now is None:
                     outcome_now = checkdown_outcome(self.space, self.cards, state.board, self.belief, self.rng)
                 stake = min(state.max_spent, state.game.stack[me])
-                value = stake * (outcome_now[0] - outcome_now[1])
+                value = stake * outcome_now
             else:
                 after = state.apply(action)
                 if after.current_player != 1 - me:
@@ -179,12 +184,11 @@ class LBRPlayer:
                 fraction = (after.spent[me] - state.max_spent) / (state.pot + to_call)
                 self.queries.append((state.round, round(fraction, 3), after.max_spent >= state.game.stack[me], p_fold))
                 called = self.belief * (1 - p_fold_h)
+                outcome = 0.0
                 if called.sum() > 0:
-                    win, lose = checkdown_outcome(self.space, self.cards, state.board, called / called.sum(), self.rng)
-                else:
-                    win = lose = 0.0
+                    outcome = checkdown_outcome(self.space, self.cards, state.board, called / called.sum(), self.rng)
                 stake = after.spent[me]
-                value = p_fold * state.spent[1 - me] + (1 - p_fold) * stake * (win - lose)
+                value = p_fold * state.spent[1 - me] + (1 - p_fold) * stake * outcome
             if value > best_value + 1e-12:
                 best, best_value = action, value
         return best

@@ -142,3 +142,38 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
 
     result = json.loads((tmp_path / "cli" / "result.json").read_text())
     assert result["bot_fold"]["round 1"]["pot"]["queries"] > 0
+
+
+@pytest.mark.parametrize(("game_name", "board_len"), [("hunl", 3), ("hunl", 4), ("hunl", 5), ("leduc", 0), ("leduc", 1)])
+def test_checkdown_outcome_matches_a_direct_enumeration(game_name: str, board_len: int) -> None:
+    """The C equity kernel's check-down value equals P(win) − P(lose) counted runout by runout."""
+    from itertools import combinations
+
+    import numpy as np
+
+    from agent.handspace import HandSpace
+    from agent.lbr import checkdown_outcome
+    from native.evaluator import evaluate
+
+    game = load_game(game_name)
+    space = HandSpace(game)
+    rng = np.random.default_rng(board_len)
+    deal = [int(c) for c in rng.permutation(np.array(space.deck))]
+    k = game.num_hole_cards
+    ours, board = tuple(sorted(deal[:k])), tuple(deal[k : k + board_len])
+    opp = rng.random(space.size) * (rng.random(space.size) < 0.6)
+    win = lose = mass = 0.0
+    remaining = [c for c in space.deck if c not in ours + board]
+    for runout in combinations(remaining, game.total_board_cards - board_len):
+        full = board + runout
+        mine = int(evaluate(np.array(ours + full, dtype=np.uint8)))
+        for h in np.nonzero(opp)[0]:
+            theirs = tuple(int(c) for c in space.cards[h])
+            if set(theirs) & set(ours + full):
+                continue
+            t = int(evaluate(np.array(theirs + full, dtype=np.uint8)))
+            win += opp[h] * (t < mine)
+            lose += opp[h] * (t > mine)
+            mass += opp[h]
+    got = checkdown_outcome(space, ours, board, opp, rng)
+    assert got == pytest.approx((win - lose) / mass, abs=1e-5)
