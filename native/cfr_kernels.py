@@ -382,7 +382,9 @@ class SolverKernels:
 
     Modified in place, as by the torch methods: ``update_strategy`` the strategy block of
     ``solver.table``; ``propagate_reach`` ``solver.reach[player]``; ``propagate_values``
-    ``solver.values[player]`` (terminal values must be in place, other rows zero);
+    ``solver.values[player]`` (terminal values must be in place, other rows zero, unless
+    ``assigns_parents``: then each parent row is written by its first child, no zeroing needed);
+    ``update_regrets_strategy`` both the regrets and the strategy block;
     ``update_regrets`` ``solver.regrets``; ``update_averages`` ``solver.strategy_sum`` and
     ``solver.values_sum[player]`` (but not ``solver.weight_sum``: the caller's bookkeeping).
     """
