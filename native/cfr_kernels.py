@@ -229,6 +229,19 @@ def _valid(valid: Any, m: int, A: int) -> torch.Tensor:
     return valid
 
 
+def _regret_args(regrets: torch.Tensor, values: torch.Tensor, dec_rows: torch.Tensor, dec_children: torch.Tensor,
+                 valid: torch.Tensor) -> tuple[int, int, int]:
+    """Checks of the regret kernels' arguments; ``(m, A, H)``."""
+    m, A, H = _decision_shapes(regrets, "regrets")
+    _values(values, "values")
+    _shape(values, "values", (values.shape[0], H))
+    _shape(_index(dec_rows, "dec_rows"), "dec_rows", (m,))
+    _shape(_index(dec_children, "dec_children", 2), "dec_children", (m, A))
+    _valid(valid, m, A)
+    _no_overlap(regrets, "regrets", values=values, valid=valid, dec_rows=dec_rows, dec_children=dec_children)
+    return m, A, H
+
+
 def regrets(
     regrets: torch.Tensor,
     values: torch.Tensor,
@@ -251,13 +264,7 @@ def regrets(
         values: ``[N, H]`` float32 (that player's values); dec_rows: ``[m]``, dec_children:
             ``[m, A]`` int64 rows of ``values``; valid: ``[m, A]`` or ``[m, A, 1]`` float32.
     """
-    m, A, H = _decision_shapes(regrets, "regrets")
-    _values(values, "values")
-    _shape(values, "values", (values.shape[0], H))
-    _shape(_index(dec_rows, "dec_rows"), "dec_rows", (m,))
-    _shape(_index(dec_children, "dec_children", 2), "dec_children", (m, A))
-    _valid(valid, m, A)
-    _no_overlap(regrets, "regrets", values=values, valid=valid, dec_rows=dec_rows, dec_children=dec_children)
+    m, A, H = _regret_args(regrets, values, dec_rows, dec_children, valid)
     if m == 0 or H == 0:
         return
     N = values.shape[0]
@@ -284,16 +291,10 @@ def regrets_strategy(
     """:func:`regrets` then :func:`strategy` in one pass (both in place), bit for bit the same
     for the valid actions; actions with ``valid == 0`` are skipped (their regrets and strategy
     are left as they are: 0 in a solver). Saves re-reading the regrets, the largest array."""
-    m, A, H = _decision_shapes(regrets, "regrets")
+    m, A, H = _regret_args(regrets, values, dec_rows, dec_children, valid)
     _shape(_values(strategy, "strategy", 3), "strategy", (m, A, H))
-    _values(values, "values")
-    _shape(values, "values", (values.shape[0], H))
-    _shape(_index(dec_rows, "dec_rows"), "dec_rows", (m,))
-    _shape(_index(dec_children, "dec_children", 2), "dec_children", (m, A))
-    _valid(valid, m, A)
-    _no_overlap(regrets, "regrets", strategy=strategy, values=values, valid=valid, dec_rows=dec_rows,
+    _no_overlap(strategy, "strategy", regrets=regrets, values=values, valid=valid, dec_rows=dec_rows,
                 dec_children=dec_children)
-    _no_overlap(strategy, "strategy", values=values, valid=valid, dec_rows=dec_rows, dec_children=dec_children)
     if m == 0 or H == 0:
         return
     N = values.shape[0]

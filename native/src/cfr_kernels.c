@@ -231,6 +231,31 @@ int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const
 }
 
 /* ------------------------------------------------------------------ regrets */
+/* r += (cv - nv) * v, then floored at 0 or discounted (pos where positive, neg elsewhere) */
+CK_INLINE void add_regrets(float *restrict r, const float *restrict cv, const float *restrict nv, float v,
+                           int64_t n, int floor, float pos, float neg) {
+    if (floor) {
+        for (int64_t h = 0; h < n; h++) {
+            const float x = r[h] + (cv[h] - nv[h]) * v;
+            r[h] = x < 0.0f ? 0.0f : x;
+        }
+    } else {
+        for (int64_t h = 0; h < n; h++) {
+            const float x = r[h] + (cv[h] - nv[h]) * v;
+            r[h] = x * (x > 0.0f ? pos : neg);
+        }
+    }
+}
+
+/* s = total > 0 ? max(r, 0) * v / total : uniform, with inv = 1 / total given and quot scratch */
+CK_INLINE void match_regrets(float *restrict s, const float *restrict r, const float *restrict total,
+                             const float *restrict inv, float *restrict quot, float v, float uniform, int64_t n) {
+    /* product and select in two loops, kept apart by a compiler barrier: fused, gcc sinks the
+     * product into a branch of the select (trapping math) and cannot vectorise it */
+    for (int64_t h = 0; h < n; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
+    CK_BARRIER();
+    for (int64_t h = 0; h < n; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
+}
 typedef struct {
     int64_t A, H;
     const int64_t *dec_rows, *dec_children;
@@ -250,18 +275,7 @@ CK_CLONES static void regrets_range(const void *vargs, int64_t lo, int64_t hi) {
         for (int64_t a = 0; a < A; a++) {
             const float *restrict cv = g->values + g->dec_children[m * A + a] * H;
             const float v = g->valid[m * A + a];
-            float *restrict r = g->regrets + (m * A + a) * H;
-            if (g->floor) {
-                for (int64_t h = 0; h < H; h++) {
-                    const float x = r[h] + (cv[h] - nv[h]) * v;
-                    r[h] = x < 0.0f ? 0.0f : x;
-                }
-            } else {
-                for (int64_t h = 0; h < H; h++) {
-                    const float x = r[h] + (cv[h] - nv[h]) * v;
-                    r[h] = x * (x > 0.0f ? pos : neg);
-                }
-            }
+            add_regrets(g->regrets + (m * A + a) * H, cv, nv, v, H, g->floor, pos, neg);
         }
     }
 }
@@ -314,13 +328,7 @@ CK_CLONES static void strategy_range(const void *vargs, int64_t lo, int64_t hi) 
                 const float *restrict r = g->regrets + (m * A + a) * H + h0;
                 float *restrict s = g->strategy + (m * A + a) * H + h0;
                 const float v = valid[a];
-                const float uniform = n_valid != 0.0f ? v / n_valid : 0.0f;
-                /* product and select in two loops, kept apart by a compiler barrier: fused,
-                 * gcc sinks the product into a branch of the select (trapping math) and
-                 * cannot vectorise it */
-                for (int64_t h = 0; h < nh; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
-                CK_BARRIER();
-                for (int64_t h = 0; h < nh; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
+                match_regrets(s, r, total, inv, quot, v, n_valid != 0.0f ? v / n_valid : 0.0f, nh);
             }
         }
     }
@@ -361,17 +369,7 @@ CK_CLONES static void regrets_strategy_range(const void *vargs, int64_t lo, int6
                 if (v == 0.0f) continue;
                 const float *restrict cv = g->values + g->dec_children[m * A + a] * H + h0;
                 float *restrict r = g->regrets + (m * A + a) * H + h0;
-                if (g->floor) {
-                    for (int64_t h = 0; h < nh; h++) {
-                        const float x = r[h] + (cv[h] - nv[h]) * v;
-                        r[h] = x < 0.0f ? 0.0f : x;
-                    }
-                } else {
-                    for (int64_t h = 0; h < nh; h++) {
-                        const float x = r[h] + (cv[h] - nv[h]) * v;
-                        r[h] = x * (x > 0.0f ? pos : neg);
-                    }
-                }
+                add_regrets(r, cv, nv, v, nh, g->floor, pos, neg);
                 CK_BARRIER();
                 for (int64_t h = 0; h < nh; h++) {
                     const float x = r[h] < 0.0f ? 0.0f : r[h];
@@ -385,10 +383,7 @@ CK_CLONES static void regrets_strategy_range(const void *vargs, int64_t lo, int6
                 if (v == 0.0f) continue;
                 const float *restrict r = g->regrets + (m * A + a) * H + h0;
                 float *restrict s = g->strategy + (m * A + a) * H + h0;
-                const float uniform = v / n_valid;
-                for (int64_t h = 0; h < nh; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
-                CK_BARRIER();
-                for (int64_t h = 0; h < nh; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
+                match_regrets(s, r, total, inv, quot, v, v / n_valid, nh);
             }
         }
     }
