@@ -427,16 +427,17 @@ class Solver:
 def _bind_native_kernels(solver: Solver) -> object | None:
     """The fused C kernels of :mod:`native.cfr_kernels` bound to ``solver``, where they apply
     (float32 on the CPU): the same phases in one pass each, without torch's temporaries
-    (about twice as fast on hold'em lookaheads). None elsewhere (CUDA, float64). They use as
-    many threads as torch (large phases only; the results do not depend on the count): data
-    generation runs one thread per process, the bot every core it is given."""
+    (about twice as fast on hold'em lookaheads). None elsewhere (CUDA, float64). One thread:
+    giving them torch's two threads did not change the bot's think time on the 2-core machine
+    (``deepstack bench resolve --hands 15 --seed 1``), its trees being small; generation runs
+    one process per core."""
     if solver.la.device.type != "cpu" or solver.la.dtype != torch.float32:
         return None
     try:
         from native.cfr_kernels import SolverKernels
     except ImportError:
         return None
-    return SolverKernels(solver, threads=max(1, torch.get_num_threads()))
+    return SolverKernels(solver)
 
 
 def _bind_terminal_rows(la: Lookahead) -> list[list[Callable]] | None:

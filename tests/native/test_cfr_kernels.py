@@ -51,17 +51,6 @@ def test_native_phases_match_torch(hunl: Game, board: str, algorithm: str) -> No
     assert float((ra.average_values - rb.average_values).abs().max()) <= 1e-5 * scale
 
 
-def test_kernels_use_as_many_threads_as_torch(hunl: Game) -> None:
-    """The bot's re-solves use every core torch is given; data generation sets torch to one."""
-    before = torch.get_num_threads()
-    try:
-        for n in (1, 2):
-            torch.set_num_threads(n)
-            assert _solver(hunl, "QsJh2h8d3c", True, "dcfr")[0]._kernels.threads == n
-    finally:
-        torch.set_num_threads(before)
-
-
 def test_native_kernels_are_used_only_where_they_apply(hunl: Game) -> None:
     space = HandSpace(hunl)
     cards = cards_from_str("QsJh2h8d3c")
