@@ -36,7 +36,7 @@ def _row(bench: str, value: float, unit: str, device: str, **context: Any) -> di
 
 @contextmanager
 def _one_thread() -> Iterator[None]:
-    """torch and the C kernels on one thread, as each process of ``deepstack generate`` runs."""
+    """torch on one thread (the C kernels run on one anyway), as each process of ``deepstack generate`` runs."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
