@@ -103,7 +103,8 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             streets.append(StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values))
         else:
             raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
-    return ResolveSettings(streets=tuple(streets), warm_start_weight=cfg.warm_start.weight, warm_start_mode=cfg.warm_start.mode)
+    return ResolveSettings(streets=tuple(streets), warm_start_weight=cfg.warm_start.weight, warm_start_mode=cfg.warm_start.mode,
+                           from_round_start=cfg.warm_start.opponent_first == "round_start")
 
 
 def is_leduc(game: Game) -> bool:

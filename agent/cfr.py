@@ -136,9 +136,10 @@ class SolveResult:
     average_strategy: torch.Tensor | None  # [M, A, H]; None when the solver keeps values only
     average_values: torch.Tensor  # [player, tracked row, hand]
     root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach)
-    #: [2, H] root reach averaged with the weights of ``average_values``: the reach each
-    #: player's average counterfactual values are weighted by (they are linear in the opponent's)
-    average_root_reach: torch.Tensor
+    #: [2, H] reach at the solver's ``reach_row`` (the root unless told) averaged with the
+    #: weights of ``average_values``: the reach each player's average counterfactual values
+    #: are weighted by there (they are linear in the opponent's)
+    average_reach: torch.Tensor
 
 
 class Solver:
@@ -159,9 +160,12 @@ class Solver:
         track_rows: torch.Tensor | None = None,
         native: bool | None = None,
         average_strategy: bool = True,
+        reach_row: int = 0,
     ) -> None:
         """``average_strategy=False``: keep only the average values of ``track_rows`` (what
-        training data needs), skipping the strategy sums: less memory and one phase less."""
+        training data needs), skipping the strategy sums: less memory and one phase less.
+        ``reach_row``: the row whose reach is averaged with the values (the decision a
+        re-solve is for)."""
         la = lookahead
         if len(la.leaves.rows) and leaf_values is None:
             raise ValueError("the lookahead has depth-limit leaves but no leaf value function was given")
@@ -182,7 +186,8 @@ class Solver:
         self.strategy = self.table[la.strategy_offset :].view(M, A, H)
         self.track_rows = track_rows if track_rows is not None else torch.arange(N, device=la.device)
         self.values_sum = torch.zeros(2, len(self.track_rows), H, **opts)
-        self.root_reach_sum = torch.zeros(2, H, **opts)
+        self.reach_row = reach_row
+        self.reach_sum = torch.zeros(2, H, **opts)
         self.weight_sum = 0.0
         self.valid = la.dec_valid.unsqueeze(2).to(la.dtype)  # [M, A, 1]
         self.num_valid = self.valid.sum(dim=1, keepdim=True)
@@ -285,8 +290,8 @@ class Solver:
         w = self.variant.average_weight(t)
         if w <= 0:
             return
-        # the opponent's root reach that this player's values were just computed with
-        self.root_reach_sum[1 - player].add_(self.reach[1 - player, 0], alpha=w)
+        # the opponent's reach that this player's values were just computed with
+        self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
         if self._kernels is not None:
             self._kernels.update_averages(player, w, strategy=self.tracks_strategy)
             if player == 1:
@@ -351,7 +356,7 @@ class Solver:
             average_strategy=self.average_strategy() if self.tracks_strategy else None,
             average_values=self.average_values(),
             root_reach=self.root_reach.clone(),
-            average_root_reach=self.root_reach_sum / self.weight_sum if self.weight_sum > 0 else self.root_reach.clone(),
+            average_reach=self.reach_sum / self.weight_sum if self.weight_sum > 0 else self.reach[:, self.reach_row].clone(),
         )
 
     def _learn(self, t: int, player: int, strategy: bool = True) -> None:

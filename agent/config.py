@@ -69,6 +69,11 @@ class WarmStartConfig:
     #: "aggressive": forced entry when no bet is faced (a bet faced always uses "conservative");
     #: "conservative": the gadget deals (1 - weight) uniform + weight estimate (keeps the guarantee)
     mode: Literal["conservative", "aggressive"] = "aggressive"
+    #: when the opponent acted first in a round (after the pre-flop): "round_start" re-solves
+    #: from the round's start with its action in the tree and the warm start there (the
+    #: opponent's choice, bluffs included, is part of the re-solve); "current" re-solves at
+    #: the state faced with the conservative warm start (DeepStack's)
+    opponent_first: Literal["round_start", "current"] = "round_start"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight < 1.0:

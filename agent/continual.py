@@ -88,6 +88,10 @@ class ResolveSettings:
     #: "conservative" when a bet is faced or in that mode (the gadget deals the estimate mixed in)
     warm_start_weight: float = 0.0
     warm_start_mode: Literal["conservative", "aggressive"] = "aggressive"
+    #: when the opponent acted first in a round after the first one (and the warm start is
+    #: on): re-solve from the round's start, the opponent's action in the tree, with the warm
+    #: start there, instead of at the state faced (see :meth:`ContinualResolver._round_start`)
+    from_round_start: bool = False
     #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
     #: decision holds ~0.33 MB, and opponents with many bet sizes make many distinct lines, so
     #: the least recently used ones go (memory stays bounded over long matches)
@@ -136,25 +140,25 @@ class Decision:
 
 
 def opponent_mass(solution: Solution, opponent: int) -> np.ndarray:
-    """``[hands of the space]`` the opponent's average root reach that shares no card with each
-    hand (the fold kernels' card-removal sum, on the root's board)."""
+    """``[hands of the space]`` the opponent's average reach at our decision that shares no card
+    with each hand (the fold kernels' card-removal sum, on the decision's board)."""
     la = solution.lookahead
-    reach = solution.result.average_root_reach[opponent].unsqueeze(0)
-    board = torch.as_tensor([int(la.row_board[0])], device=la.device)
+    reach = solution.result.average_reach[opponent].unsqueeze(0)  # averaged at the decision row
+    board = torch.as_tensor([int(la.row_board[solution.decision_row])], device=la.device)
     return solution.to_space(la.terminal.fold_mass(reach, board)[0])
 
 
-def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> dict[str, tuple[list[Action], np.ndarray]]:
-    """The opponent's average strategy at its decisions of the root's round, ``depth`` actions
-    below the root at most: one is enough, as we re-solve before the opponent acts again.
+def opponent_strategies(solution: Solution, opponent: int, depth: int = 1, start: int = 0) -> dict[str, tuple[list[Action], np.ndarray]]:
+    """The opponent's average strategy at its decisions of the round of row ``start``, ``depth``
+    actions below it at most: one is enough, as we re-solve before the opponent acts again.
     Kept in float32 (pre-flop decisions are cached by the hundred)."""
     la = solution.lookahead
     avg = solution.result.average_strategy
     out: dict[str, tuple[list[Action], np.ndarray]] = {}
     if avg is None:
         return out
-    root_round = la.nodes[0].state.round
-    frontier = [0]
+    root_round = la.nodes[start].state.round
+    frontier = [start]
     for _ in range(depth + 1):
         nxt = []
         for row in frontier:
@@ -171,13 +175,17 @@ def opponent_strategies(solution: Solution, opponent: int, depth: int = 1) -> di
 
 
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
-    """Boil a re-solve down to a :class:`Decision`."""
+    """Boil a re-solve down to a :class:`Decision` (for its decision row: the root, or the
+    child of the opponent's action when the re-solve started before it)."""
     la = solution.lookahead
-    actions = solution.root_actions
-    me = solution.root_player
+    row0 = solution.decision_row
+    actions = list(la.nodes[row0].actions)
+    me = la.nodes[row0].player
+    assert me is not None
+    # only the opponent may act between the root and our decision: our reach is the root's
     reach0 = solution.to_space(solution.result.root_reach[me])
     our = reach0 / reach0.sum() if reach0.sum() > 0 else reach0
-    children = la.children_of(0)
+    children = la.children_of(row0)
     child_values = np.stack([solution.values_at(r) for r in children])
     chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = {}
     avg_reach = None
@@ -208,13 +216,13 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
     return Decision(
         state=state,
         actions=actions,
-        strategy=solution.root_strategy(),
+        strategy=solution.strategy_at(row0),
         our_range=our,
         child_values=child_values,
         chance=chance,
         iterations=solution.result.iterations,
         seconds=seconds,
-        opp_strategies=opponent_strategies(solution, 1 - me),
+        opp_strategies=opponent_strategies(solution, 1 - me, start=row0),
         opp_mass=opponent_mass(solution, 1 - me).astype(np.float32),
     )
 
@@ -338,13 +346,42 @@ class ContinualResolver:
         if not state.num_actions and state.round == 0 and mem.position in self._root:
             return self._root[mem.position]
         st = self.settings.street(state.round)
-        warm = self._warm_start(state)
+        origin = self._round_start(state)
+        if origin is None:
+            root, opponent_action, warm = state, None, self._warm_start(state)
+        else:
+            root, opponent_action = origin
+            assert mem.opp_range is not None
+            warm = WarmStart(mem.opp_range, self.settings.warm_start_weight, self.settings.warm_start_mode)
         start = time.perf_counter()
         solution = resolve(
-            state, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
+            root, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
             last_round=st.last_round, leaf_values=st.leaf_values, warm_start=warm, deadline=deadline,
+            opponent_action=opponent_action,
         )
         return summarize(solution, state, time.perf_counter() - start)
+
+    def _round_start(self, state: HandState) -> tuple[HandState, Action] | None:
+        """``(start of the round, the opponent's first action)`` when the re-solve should start
+        before that action, else None.
+
+        The opponent's values we keep are valid where its action was taken, not after it.
+        Re-solving at the state faced lets every opponent hand whose values there fall short
+        of those "terminate", so the range that follows into the re-solve is mostly the hands
+        that gain by betting, and with depth-limit values that promise the opponent more than
+        a round of betting leaves it (check-down values) the bot folds too often: measured
+        against LBR's pot bets on the turn, 51-59% of our range (a bluff gains above 50%).
+        From the round's start the opponent's range (the warm start's estimate) chooses among
+        all its actions, bluffs included, and our reply to the action it took is part of that
+        equilibrium. Pre-flop keeps the current state: there the values come from the exact
+        first-state solve."""
+        mem = self._memory()
+        if not self.settings.from_round_start or self.settings.warm_start_weight <= 0 or mem.opp_range is None:
+            return None
+        taken = state.actions[state.round]
+        if state.round == 0 or len(taken) != 1 or state.actors[state.round][0] == mem.position:
+            return None
+        return round_start(state), taken[0]
 
     def _warm_start(self, state: HandState) -> WarmStart | None:
         """The opponent-range warm start for our first action of a round (None otherwise)."""
@@ -463,6 +500,20 @@ class ContinualResolver:
         if self.memory is None:
             raise ContinualError("start_hand() must be called first")
         return self.memory
+
+
+def round_start(state: HandState) -> HandState:
+    """``state`` with the actions of its round undone (same board, same hole cards)."""
+    game = state.game
+    s = HandState.initial(game, state.hand_id, hole_cards=state.hole_cards)
+    for r in range(state.round):
+        for action in state.actions[r]:
+            s = s.apply(action)
+            if s.board_cards_needed:
+                s = s.with_board(state.board[: game.board_cards_through(s.round)])
+    if s.round != state.round:
+        raise ContinualError(f"could not replay the betting {state.betting_string()!r} to its round's start")
+    return s
 
 
 def nearest_action(actions: list[Action], taken: Action) -> int | None:

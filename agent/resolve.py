@@ -66,6 +66,9 @@ class Solution:
     result: SolveResult
     hands: np.ndarray
     history: list[dict[str, float]] = field(default_factory=list)
+    #: the row of the decision the re-solve was made for: the root, or the child of the
+    #: opponent's action when the re-solve starts before it
+    decision_row: int = 0
 
     @property
     def device(self) -> torch.device:
@@ -93,8 +96,12 @@ class Solution:
 
     def root_strategy(self) -> np.ndarray:
         """``[actions, hands of the space]`` average strategy of the player to act at the root."""
-        m = self.lookahead.decision_index(0)
-        n = len(self.root.actions)
+        return self.strategy_at(0)
+
+    def strategy_at(self, row: int) -> np.ndarray:
+        """``[actions, hands of the space]`` average strategy of the player to act at decision ``row``."""
+        m = self.lookahead.decision_index(row)
+        n = len(self.lookahead.nodes[row].actions)
         return self.to_space(self.result.average_strategy[m, :n])
 
     def values_at(self, row: int) -> np.ndarray:
@@ -177,12 +184,13 @@ def prepare(
     sizing: BetSizing | Sequence[BetSizing],
     config: SolverConfig,
     last_round: int | None = None,
+    root_action: Action | None = None,
 ) -> tuple[Node, Lookahead]:
     if len(set(state.board)) != len(state.board):
         raise SpotError("the board has the same card twice")
     if not space.game.conventions_containing(state.board):
         raise SpotError("the board has cards outside this game's deck")
-    root = build_tree(state, sizing, last_round=last_round)
+    root = build_tree(state, sizing, last_round=last_round, root_action=root_action)
     la = compile_lookahead(root, space, hands, pick_device(config.device), config.torch_dtype())
     return root, la
 
@@ -260,18 +268,26 @@ def resolve(
     leaf_values: LeafValueFn | None = None,
     warm_start: WarmStart | None = None,
     deadline: float | None = None,
+    opponent_action: Action | None = None,
 ) -> Solution:
     """Re-solve at ``state`` for the player to act, from its range and the opponent's CFVs.
 
     ``opp_cfvs`` are the opponent's counterfactual values (hand space) computed against
     ``our_range`` exactly as given (not renormalised): the gadget lets the opponent take
     them ("terminate") or enter the subgame ("follow") hand by hand.
+
+    With ``opponent_action``, the opponent is to act at ``state`` and we re-solve for the
+    decision after it: the tree offers that action at the root besides the abstraction's
+    (see :meth:`Solution.decision_row`), and the opponent's whole choice there is part of
+    the re-solve.
     """
     space = space or HandSpace(state.game)
-    me = state.current_player
-    if me is None:
+    if state.current_player is None:
         raise SpotError("nobody is to act in this state")
-    opp = 1 - me
+    opp = state.current_player if opponent_action is not None else 1 - state.current_player
+    me = 1 - opp
+    if opponent_action is not None and not state.is_legal(opponent_action):
+        raise SpotError(f"the opponent's action {opponent_action} is not legal in this state")
     board = state.board
     valid = space.valid(board)
     our = np.asarray(our_range, dtype=np.float64) * valid
@@ -281,8 +297,11 @@ def resolve(
     if cfvs.shape != (space.size,) or not np.isfinite(cfvs).all():
         raise SpotError(f"opponent values must be {space.size} finite numbers")
     hands = _hand_list(space, board, [our], all_valid=True)
-    root, la = prepare(state, space, hands, sizing, config, last_round)
-    solver = Solver(la, config.variant(), leaf_values=leaf_values, track_rows=first_round_rows(la))
+    root, la = prepare(state, space, hands, sizing, config, last_round, root_action=opponent_action)
+    # our decision is one action deeper when the re-solve starts at the opponent's
+    row = 0 if opponent_action is None else la.children_of(0)[root.actions.index(opponent_action)]
+    depth = 2 if opponent_action is None else 3
+    solver = Solver(la, config.variant(), leaf_values=leaf_values, track_rows=first_round_rows(la, depth), reach_row=row)
     dev, dt = la.device, la.dtype
     uniform = valid[hands].astype(np.float64)
     uniform /= uniform.sum()
@@ -308,4 +327,4 @@ def resolve(
     reach = torch.zeros(2, len(hands), dtype=dt, device=dev)
     reach[me] = torch.as_tensor(our[hands], dtype=dt, device=dev)
     result = solver.solve(reach, config.iterations, gadget=gadget, deadline=deadline)
-    return Solution(space, root, la, solver, result, hands)
+    return Solution(space, root, la, solver, result, hands, decision_row=row)

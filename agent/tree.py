@@ -125,12 +125,15 @@ def build_tree(
     root: HandState,
     sizing: BetSizing | Sequence[BetSizing],
     last_round: int | None = None,
+    root_action: Action | None = None,
 ) -> Node:
     """The public tree below ``root``.
 
     ``sizing`` is one BetSizing for every round, or one per round of the game.
     ``last_round`` is the depth limit: the tree stops at the end of that round
-    (LEAF nodes); None solves to the end of the game.
+    (LEAF nodes); None solves to the end of the game. ``root_action`` is a legal action
+    the root offers besides the abstraction's (an opponent's real bet, when a re-solve
+    starts before it); the decision below it gets the bet sizes of a root.
     """
     if root.finished:
         raise ValueError("the root state is terminal: there is nothing to solve")
@@ -143,10 +146,13 @@ def build_tree(
     limit = game.num_rounds - 1 if last_round is None else last_round
     if not root.round <= limit < game.num_rounds:
         raise ValueError(f"depth limit round {limit} is outside {root.round}..{game.num_rounds - 1}")
-    return _build(root, per_round, limit, depth=0, decisions=0)
+    if root_action is not None and not root.is_legal(root_action):
+        raise ValueError(f"root action {root_action} is not legal at the root")
+    return _build(root, per_round, limit, depth=0, decisions=0, extra=root_action)
 
 
-def _build(state: HandState, sizing: list[BetSizing], limit: int, depth: int, decisions: int) -> Node:
+def _build(state: HandState, sizing: list[BetSizing], limit: int, depth: int, decisions: int,
+           extra: Action | None = None) -> Node:
     if state.finished and not state.is_showdown:
         return Node(NodeKind.FOLD, state, depth)
     if state.board_cards_needed:
@@ -164,10 +170,15 @@ def _build(state: HandState, sizing: list[BetSizing], limit: int, depth: int, de
     if state.can_fold():
         actions.append(FOLD)
     actions.append(CALL)
-    actions.extend(bet_actions(state, sizing[state.round], decisions))
+    bets = bet_actions(state, sizing[state.round], decisions)
+    if extra is not None and extra not in actions and extra not in bets:
+        bets = sorted([*bets, extra], key=lambda a: a.size)
+    actions.extend(bets)
     for action in actions:
         node.actions.append(action)
-        node.children.append(_build(state.apply(action), sizing, limit, depth + 1, decisions + 1))
+        # below the root action the decision re-solved for keeps a root's bet sizes
+        below = decisions if (extra is not None and action == extra) else decisions + 1
+        node.children.append(_build(state.apply(action), sizing, limit, depth + 1, below))
     return node
 
 

@@ -14,7 +14,7 @@ from agent.evaluate import agent_profile, export_policy, profile_exploitability
 from agent.handspace import HandSpace
 from agent.models import ModelError, load_value_net
 from agent.resolve import SolverConfig
-from agent.tree import FCPA
+from agent.tree import FCPA, bet_actions
 from native.cards import cards_from_str
 from protocol.gamedef import Game
 from protocol.state import CALL, FOLD, LIMIT_RAISE, HandState, raise_to
@@ -180,6 +180,75 @@ def test_action_values_are_what_each_action_wins_against_the_opponent_range(ledu
         assert values is not None and values.shape == (len(decision.actions),)
         assert values[fold] == pytest.approx(-state.spent[me], rel=1e-4 if dtype == "float64" else 1e-3)
         assert abs(values).max() <= 13 + 1e-6  # leduc-limit: ante 1, two raises of 2, two of 4
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_opponent_first_in_a_round_is_resolved_from_the_round_start(leduc_limit: Game, dtype: str) -> None:
+    """The opponent bets first in the second round: the re-solve starts at the round's start
+    (where the opponent values we keep were computed) with its bet in the tree, and the
+    decision is the one below that bet: the actions legal there, a strategy, values on the
+    right scale (folding loses what we put in) and the usual updates when we act."""
+    space = HandSpace(leduc_limit)
+    config = SolverConfig(iterations=60, device="cpu", dtype=dtype)
+    settings = ResolveSettings.uniform(FCPA, config, warm_start_weight=0.9, from_round_start=True)
+    resolver = ContinualResolver(space, settings)
+    resolver.start_hand(1)
+    state = HandState.initial(leduc_limit).apply(CALL)
+    assert resolver._round_start(state) is None  # the first round keeps the state faced
+    resolver.act(resolver.decide(state), CALL)
+    start = state.apply(CALL).with_board(cards_from_str("Ks"))
+    resolver.observe(start)
+    state = start.apply(LIMIT_RAISE)
+    resolver.observe(state)
+    origin = resolver._round_start(state)
+    assert origin is not None and origin[0] == start and origin[1] == LIMIT_RAISE
+    decision = resolver.decide(state)
+    assert decision.state == state and decision.actions == [FOLD, CALL, LIMIT_RAISE]
+    held = decision.our_range > 0
+    assert np.allclose(decision.strategy.sum(axis=0)[held], 1.0, atol=1e-5)
+    me = state.current_player
+    fold = decision.actions.index(FOLD)
+    for h in np.nonzero(held)[0]:
+        values = decision.action_values(int(h))
+        assert values is not None
+        assert values[fold] == pytest.approx(-state.spent[me], rel=1e-4 if dtype == "float64" else 1e-3)
+    prior = resolver.memory.our_range.copy()
+    assert np.allclose(decision.our_range, prior / prior.sum())
+    resolver.act(decision, CALL)
+    i = decision.actions.index(CALL)
+    z = (prior * decision.strategy[i]).sum()
+    assert np.allclose(resolver.memory.opp_values, decision.child_values[i][1 - me] / z)
+    # after our own action of the round, or without the setting: the state faced
+    resolver.start_hand(0)
+    first = HandState.initial(leduc_limit)
+    resolver.act(resolver.decide(first), CALL)
+    state = first.apply(CALL).apply(CALL).with_board(cards_from_str("Qh")).apply(CALL).apply(LIMIT_RAISE)
+    resolver.observe(state)
+    assert resolver._round_start(state) is None  # we acted first in this round
+    plain = ContinualResolver(space, ResolveSettings.uniform(FCPA, config, warm_start_weight=0.9))
+    plain.start_hand(1)
+    assert plain._round_start(start.apply(LIMIT_RAISE)) is None
+
+
+def test_an_off_tree_first_bet_is_put_in_the_tree(leduc: Game) -> None:
+    """No-limit: the opponent's first bet of a round is a size our abstraction lacks; the
+    re-solve from the round's start offers it, so our decision is at the real state."""
+    space = HandSpace(leduc)
+    settings = ResolveSettings.uniform(FCPA, FAST, warm_start_weight=0.9, from_round_start=True)
+    resolver = ContinualResolver(space, settings)
+    resolver.start_hand(1)
+    state = HandState.initial(leduc).apply(CALL)
+    resolver.act(resolver.decide(state), CALL)
+    start = state.apply(CALL).with_board(cards_from_str("Ks"))
+    resolver.observe(start)
+    low, _ = start.raise_bounds()
+    odd = next(raise_to(x) for x in range(low + 1, low + 20) if raise_to(x) not in bet_actions(start, FCPA, 0))
+    state = start.apply(odd)
+    resolver.observe(state)
+    decision = resolver.decide(state)
+    assert decision.state == state and all(state.is_legal(a) for a in decision.actions)
+    assert decision.actions[:2] == [FOLD, CALL]
+    assert np.allclose(decision.strategy.sum(axis=0)[decision.our_range > 0], 1.0)
 
 
 def test_bayes_update_never_nan_or_negative(leduc: Game) -> None:

@@ -11,7 +11,7 @@ from agent.ranges import RangeError, class_label, grid, hand_class_cell, parse_r
 from agent.tree import DEEPSTACK_SIZING, FCPA, BetSizing, NodeKind, bet_actions, build_tree, count_nodes
 from native.cards import cards_from_str, holdem_hand_index
 from protocol.gamedef import Game
-from protocol.state import CALL, FOLD, ActionKind, HandState
+from protocol.state import CALL, FOLD, ActionKind, HandState, raise_to
 
 
 @pytest.mark.parametrize(
@@ -80,3 +80,24 @@ def test_tree_refuses_terminal_and_incomplete_roots(hunl: Game) -> None:
         build_tree(HandState.initial(hunl).apply(FOLD), FCPA)
     with pytest.raises(ValueError, match="misses 3 board cards"):
         build_tree(HandState.initial(hunl).apply(CALL).apply(CALL), FCPA)
+
+
+def test_root_action_is_added_and_the_decision_below_gets_root_sizes(hunl: Game) -> None:
+    """A re-solve that starts before the opponent's real bet: the bet is offered at the root
+    beside the abstraction's, and our reply below it has the sizes of a root decision."""
+    turn = HandState.at_round_start(hunl, 2, (500, 500), cards_from_str("QsJh2h8d"))
+    sizing = DEEPSTACK_SIZING["turn"]
+    plain = build_tree(turn, sizing)
+    odd = raise_to(1234)  # 734 into a pot of 1000: not one of the abstraction's sizes
+    root = build_tree(turn, sizing, root_action=odd)
+    assert [str(a) for a in root.actions] == ["c", "r1000", "r1234", "r1500", "r20000"]
+    assert [str(a) for a in plain.actions] == ["c", "r1000", "r1500", "r20000"]
+    reply = root.children[root.actions.index(odd)]
+    at_root = bet_actions(turn.apply(odd), sizing, 0)  # what a re-solve at the state faced offers
+    assert [a for a in reply.actions if a.kind is ActionKind.RAISE] == at_root
+    other = root.children[root.actions.index(raise_to(1000))]  # the abstraction's own bets: deeper sizes
+    assert [a for a in other.actions if a.kind is ActionKind.RAISE] == bet_actions(turn.apply(raise_to(1000)), sizing, 1)
+    same = build_tree(turn, sizing, root_action=raise_to(1000))  # already there: no duplicate
+    assert [str(a) for a in same.actions] == [str(a) for a in plain.actions]
+    with pytest.raises(ValueError, match="not legal at the root"):
+        build_tree(turn, sizing, root_action=raise_to(550))  # below the minimum raise-to (600)
