@@ -12,7 +12,10 @@ public state from them; then
 * the opponent's action: nothing for the two vectors (the next re-solve starts from the
   real state, so an opponent bet outside our abstraction needs no translation); it only
   sharpens an *estimate* of the opponent's range (Bayes' rule with the opponent's strategy
-  in our last re-solve, the nearest bet size standing in for one outside the tree).
+  in our last re-solve, the nearest bet size standing in for one outside the tree). When
+  the opponent acted first in a round after the pre-flop, the re-solve starts at the
+  round's start instead, with the opponent's real action added to the tree there (see
+  :meth:`ContinualResolver._round_start`).
 
 The estimate is used for DeepStack's opponent-range warm start at our first action of a
 round (section 3). It matters because the values at a depth limit (check-down values, or a
@@ -114,7 +117,7 @@ class Decision:
     actions: list[Action]
     strategy: np.ndarray  # [actions, hands]
     our_range: np.ndarray  # [hands] the (normalised) range the re-solve started from
-    child_values: np.ndarray  # [actions, 2, hands] average values at each child of the root
+    child_values: np.ndarray  # [actions, 2, hands] average values at each child of the decision
     #: (action index, through the opponent's call) -> board -> [2, hands] values, or a leaf
     chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = field(default_factory=dict)
     iterations: int = 0
@@ -123,13 +126,13 @@ class Decision:
     #: betting string -> (actions, [actions, hands]) the opponent's strategy at its decisions
     #: in this round of the lookahead (for the opponent-range estimate)
     opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
-    #: [hands] the opponent's root reach compatible with each of our hands (the mass the
-    #: counterfactual values of our hands are weighted by); see :meth:`action_values`
+    #: [hands] the opponent's reach at the decision compatible with each of our hands (the
+    #: mass the counterfactual values of our hands are weighted by); see :meth:`action_values`
     opp_mass: np.ndarray | None = None
 
     def action_values(self, hand: int) -> np.ndarray | None:
         """``[actions]`` what the re-solve expects ``hand`` to win (chips, counted from the start
-        of the hand) after each root action, against the opponent's range at the root: the
+        of the hand) after each action, against the opponent's range at the decision: the
         counterfactual values of the children divided by the opponent's compatible mass. The
         control variates of AIVAT at our own actions; None when the opponent cannot hold
         anything beside ``hand``."""

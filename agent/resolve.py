@@ -278,7 +278,7 @@ def resolve(
 
     With ``opponent_action``, the opponent is to act at ``state`` and we re-solve for the
     decision after it: the tree offers that action at the root besides the abstraction's
-    (see :meth:`Solution.decision_row`), and the opponent's whole choice there is part of
+    (:attr:`Solution.decision_row` is the decision's row), and the opponent's whole choice there is part of
     the re-solve.
     """
     space = space or HandSpace(state.game)
