@@ -251,6 +251,17 @@ def test_an_off_tree_first_bet_is_put_in_the_tree(leduc: Game) -> None:
     assert np.allclose(decision.strategy.sum(axis=0)[decision.our_range > 0], 1.0)
 
 
+def test_an_illegal_opponent_action_is_refused_by_name(leduc: Game) -> None:
+    """A re-solve asked to start before an opponent action the state does not allow says so."""
+    from agent.resolve import SpotError, resolve
+
+    space = HandSpace(leduc)
+    state = HandState.initial(leduc)
+    uniform = space.uniform(())
+    with pytest.raises(SpotError, match="the opponent's action r1 is not legal"):
+        resolve(state, uniform, np.zeros(space.size), FCPA, FAST, space=space, opponent_action=raise_to(1))
+
+
 def test_bayes_update_never_nan_or_negative(leduc: Game) -> None:
     space, resolver = make(leduc, iterations=30)
     rng = np.random.default_rng(0)
