@@ -171,7 +171,8 @@ def train(
     if gen.exists():
         try:
             meta = json.loads(gen.read_text())
-            provenance = {"data": {"command": meta.get("command"), "code_version": meta.get("code_version"), "spec": meta.get("spec")}}
+            provenance = {"data": {key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note")
+                                   if key in meta}}
         except (OSError, json.JSONDecodeError):
             provenance = {}
     register_model(

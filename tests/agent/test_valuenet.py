@@ -14,7 +14,7 @@ import torch
 from agent.batched import BatchSpot, solve_batch
 from agent.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
 from agent.handspace import HandSpace
-from agent.models import load_value_net
+from agent.models import load_value_net, sha256_of
 from agent.netleaf import HandNetLeafValues
 from agent.resolve import SolverConfig, solve_ranges
 from agent.train import TrainSpec, train
@@ -185,6 +185,9 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     aux, aux_entry = load_value_net(out / "aux.pt")
     assert aux_entry["street"] == "preflop-aux" and aux_entry["net"]["buckets"] == 169
     assert aux_entry["data"]["spec"]["aux_flops"] == 6 and aux_entry["data"]["spec"]["next_net"].endswith("flop.pt")
+    # the data records which network made its targets, by content (the path may be retrained)
+    assert aux_entry["data"]["next_net_sha256"] == sha256_of(out / "flop.pt")
+    assert load_value_net(out / "flop.pt")[1]["data"]["next_net_sha256"] == sha256_of(out / "turn.pt")
     # a pre-flop re-solve with the auxiliary network at its leaves
     uniform = np.full(space.size, 1.0 / space.size)
     sol = solve_ranges(HandState.initial(hunl), [uniform, uniform], DEEPSTACK_SIZING["preflop"], SolverConfig(iterations=2, device="cpu"),
