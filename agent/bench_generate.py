@@ -3,8 +3,9 @@
 Rows (JSON lines): ``generate.leduc`` (round-2 situations of no-limit Leduc, solved in
 batches and, for comparison, one per solver call) and ``generate.turn`` (hold'em turn
 situations with full 1326-hand ranges, fold/call/pot/all-in, solved to the end of the game
-with no card abstraction). The flop row needs a turn network, which is reported as missing
-when there is none. DeepStack's reference: about 550 core-seconds per turn situation.
+with no card abstraction). The flop row (``generate.flop``) needs a turn network and the
+auxiliary row (``generate.preflop-aux``) a flop network; a missing one is reported as such.
+DeepStack's reference: about 550 core-seconds per turn situation.
 """
 
 from __future__ import annotations
@@ -136,9 +137,40 @@ def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str) 
                 turn_net=turn_net, net=entry.get("net"), net_training_situations=entry.get("training_situations"))
 
 
+def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> dict[str, Any]:
+    """Auxiliary targets made as ``deepstack generate --street preflop-aux`` makes them (the
+    flop network averaged over all 22100 flops, or a seeded sample of ``aux_flops``) and timed.
+    The first situation also buckets the suit-canonical flops it needs (once per process): it
+    is reported apart."""
+    from agent.aux_targets import ALL_FLOPS, aux_values
+    from agent.datagen import _flop_network
+    from agent.models import checked_file
+
+    game = load_game("hunl")
+    space = HandSpace(game)
+    _, entry = checked_file(flop_net)
+    rng = np.random.default_rng([1, 0])
+    times = []
+    with _one_thread():
+        net, flops = _flop_network(flop_net)
+        for _ in range(situations + 1):
+            sit = draw_situation(space, 0, rng)
+            rows = None if aux_flops is None else np.sort(rng.choice(len(ALL_FLOPS), aux_flops, replace=False))
+            start = time.perf_counter()
+            aux_values(net, flops, sit.ranges / sit.ranges.sum(axis=1, keepdims=True), float(sit.pot), float(sum(game.stack)),
+                       flop_rows=rows)
+            times.append(time.perf_counter() - start)
+    first, rest = times[0], times[1:]
+    rate = len(rest) / sum(rest) if rest and sum(rest) > 0 else 0.0
+    return _row("generate.preflop-aux", rate, "situations/s", "cpu", situations=len(rest), flops=aux_flops or len(ALL_FLOPS),
+                canonical_flops=flops.canonical_flops, first_situation_seconds=round(first, 2),
+                seconds_per_situation=[round(t, 2) for t in rest], threads=1, flop_net=flop_net, net=entry.get("net"),
+                net_training_situations=entry.get("training_situations"))
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="deepstack bench generate", description=__doc__.split("\n\n")[0])
-    p.add_argument("--street", action="append", choices=["leduc", "turn", "flop"], default=None,
+    p.add_argument("--street", action="append", choices=["leduc", "turn", "flop", "preflop-aux"], default=None,
                    help="which rows (default: leduc and turn)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--leduc-situations", type=int, default=2000)
@@ -148,11 +180,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--turn-iterations", type=int, default=None, help="iterations of the turn and flop solves (default: --iterations)")
     p.add_argument("--flop-situations", type=int, default=3, help="flop situations to draw (default 3)")
     p.add_argument("--turn-net", default="models/holdem/turn.pt", help="flop row: the turn network (default models/holdem/turn.pt)")
+    p.add_argument("--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)")
+    p.add_argument("--flop-net", default="models/holdem/flop.pt", help="preflop-aux row: the flop network (default models/holdem/flop.pt)")
+    p.add_argument("--aux-flops", type=int, default=None, help="preflop-aux row: flops averaged per situation (default all 22100)")
     p.add_argument("--check", action="store_true",
                    help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages")
     args = p.parse_args(argv)
     streets = args.street or ["leduc", "turn"]
-    if min(args.leduc_situations, args.turn_situations, args.iterations) <= 0:
+    if min(args.leduc_situations, args.turn_situations, args.iterations, args.aux_situations, args.aux_flops or 1) <= 0:
         print("deepstack bench generate: error: counts and --iterations must be positive", file=sys.stderr)
         return 2
     iters = args.turn_iterations or args.iterations
@@ -168,5 +203,13 @@ def main(argv: list[str]) -> int:
             print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net)), flush=True)
         except ModelError as exc:
             print(f"deepstack bench generate: flop skipped: flop situations need a turn network: {exc}", file=sys.stderr)
+            return 1
+    if "preflop-aux" in streets:
+        from agent.models import ModelError
+
+        try:
+            print(json.dumps(bench_aux(args.aux_situations, args.flop_net, args.aux_flops)), flush=True)
+        except ModelError as exc:
+            print(f"deepstack bench generate: preflop-aux skipped: auxiliary targets need a flop network: {exc}", file=sys.stderr)
             return 1
     return 0

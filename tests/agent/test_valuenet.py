@@ -126,6 +126,9 @@ def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> 
         assert r["bench"] == "generate.leduc" and r["unit"] == "situations/s" and r["impl"] == "ours" and r["value"] > 0
         assert {"device", "threads", "iterations"} <= r.keys()
     assert main(["bench", "generate", "--iterations", "0"]) == 2
+    capsys.readouterr()
+    assert main(["bench", "generate", "--street", "preflop-aux", "--flop-net", "models/holdem/no-such-flop.pt"]) == 1
+    assert "preflop-aux skipped" in capsys.readouterr().err
 
 
 def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
@@ -182,6 +185,12 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
                  "--situations", "2", "--shard-size", "2", "--out", str(aux_data)]) == 0
     assert main(["train", "--game", "hunl", "--street", "preflop-aux", "--data", str(aux_data), "--out", str(out), "--name", "aux",
                  "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "1"]) == 0
+    capsys.readouterr()
+    assert main(["bench", "generate", "--street", "preflop-aux", "--flop-net", str(out / "flop.pt"), "--aux-situations", "1",
+                 "--aux-flops", "6"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert row["bench"] == "generate.preflop-aux" and row["unit"] == "situations/s" and row["value"] > 0
+    assert row["situations"] == 1 and row["flops"] == 6 and row["canonical_flops"] == 1755 and row["net"]["hidden"] == 16
     aux, aux_entry = load_value_net(out / "aux.pt")
     assert aux_entry["street"] == "preflop-aux" and aux_entry["net"]["buckets"] == 169
     assert aux_entry["data"]["spec"]["aux_flops"] == 6 and aux_entry["data"]["spec"]["next_net"].endswith("flop.pt")
