@@ -1,0 +1,77 @@
+"""The files shipped in ``models/``: each one listed, intact, and usable the way the bot uses it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from agent.bot import hunl_settings
+from agent.config import HoldemBotConfig, StreetConfig
+from agent.handspace import HandSpace
+from agent.models import MODELS_DIR, checked_file, load_value_net
+from agent.resolve import SolverConfig, solve_ranges
+from agent.tree import DEEPSTACK_SIZING
+from protocol.gamedef import Game
+from protocol.state import HandState
+
+MANIFEST = json.loads((MODELS_DIR / "manifest.json").read_text())["models"]
+HOLDEM_NETS = {"turn": "turn", "flop": "flop", "preflop-aux": "preflop-aux"}
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_every_listed_file_is_there_with_its_sha256(name: str) -> None:
+    path, entry = checked_file(MODELS_DIR / MANIFEST[name]["path"])
+    assert path.stat().st_size == entry["bytes"]
+
+
+@pytest.mark.parametrize("name", sorted(HOLDEM_NETS))
+def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
+    entry = MANIFEST[name]
+    assert entry["street"] == HOLDEM_NETS[name]
+    assert entry["training_situations"] > 0 and entry["validation_situations"] > 0
+    assert 0 < entry["validation_loss"] < 1 and entry["command"] and entry["data"]["command"]
+    net, _ = load_value_net(MODELS_DIR / entry["path"])
+    k = entry["net"]["buckets"]
+    x = torch.rand(4, 1 + 2 * k)
+    x[:, 1 : 1 + k] /= x[:, 1 : 1 + k].sum(dim=1, keepdim=True)
+    x[:, 1 + k :] /= x[:, 1 + k :].sum(dim=1, keepdim=True)
+    with torch.no_grad():
+        y = net(x)
+    assert y.shape == (4, 2 * k) and torch.isfinite(y).all()
+    # the outer layer makes the range-weighted values of both players sum to zero
+    total = (x[:, 1 : 1 + k] * y[:, :k]).sum(dim=1) + (x[:, 1 + k :] * y[:, k:]).sum(dim=1)
+    assert torch.allclose(total, torch.zeros(4), atol=1e-4)
+
+
+def test_flop_and_aux_networks_record_the_network_that_made_their_targets() -> None:
+    assert MANIFEST["flop"]["data"]["spec"]["next_net"].endswith("turn.pt")
+    assert MANIFEST["preflop-aux"]["data"]["spec"]["next_net"].endswith("flop.pt")
+    assert MANIFEST["preflop-aux"]["data"]["next_net_sha256"] == MANIFEST["flop"]["sha256"]
+
+
+def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Game) -> None:
+    """``leaves: net`` on the pre-flop (auxiliary network) and the flop (turn network): the
+    settings build from the shipped files and a re-solve gives a strategy."""
+    cfg = replace(HoldemBotConfig(), preflop=StreetConfig(2, "net"), flop=StreetConfig(2, "net"))
+    settings = hunl_settings(hunl, cfg, "cpu")
+    space = HandSpace(hunl)
+    uniform = np.full(space.size, 1.0 / space.size)
+    pre = settings.street(0)
+    sol = solve_ranges(HandState.initial(hunl), [uniform, uniform], DEEPSTACK_SIZING["preflop"],
+                       SolverConfig(iterations=2, device="cpu"), space=space, last_round=pre.last_round,
+                       leaf_values=pre.leaf_values)
+    strategy = sol.root_strategy()
+    assert np.all(np.isfinite(strategy))
+    np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-5)
+    flop = settings.street(1)
+    board = (0, 13, 26)
+    ranges = [uniform * space.valid(board) for _ in range(2)]
+    ranges = [r / r.sum() for r in ranges]
+    sol = solve_ranges(HandState.at_round_start(hunl, 1, (300, 300), board), ranges, DEEPSTACK_SIZING["flop"],
+                       SolverConfig(iterations=2, device="cpu"), space=space, last_round=flop.last_round,
+                       leaf_values=flop.leaf_values)
+    assert np.all(np.isfinite(sol.root_strategy()))
