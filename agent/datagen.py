@@ -347,11 +347,14 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     every shard carries."""
     out.mkdir(parents=True, exist_ok=True)
     meta_base = {"spec": asdict(spec), "code_version": code_version(), "command": command or " ".join(sys.argv)}
-    if spec.next_net is not None and Path(spec.next_net).is_file():
-        from agent.models import sha256_of
+    if spec.next_net is not None:
+        from agent.models import ModelError, checked_file
 
         # which network made the targets: the path alone may later hold a retrained one
-        meta_base["next_net_sha256"] = sha256_of(Path(spec.next_net))
+        try:
+            meta_base["next_net_sha256"] = checked_file(spec.next_net)[1]["sha256"]
+        except ModelError:
+            pass  # the solves refuse it below, with the reason
     (out / "generate.json").write_text(json.dumps(meta_base, indent=1))
     return meta_base
 
