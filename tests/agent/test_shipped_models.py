@@ -19,7 +19,8 @@ from protocol.gamedef import Game
 from protocol.state import HandState
 
 MANIFEST = json.loads((MODELS_DIR / "manifest.json").read_text())["models"]
-HOLDEM_NETS = {"turn": "turn", "flop": "flop", "preflop-aux": "preflop-aux"}
+#: manifest name = street of each hold'em network
+HOLDEM_NETS = ("turn", "flop", "preflop-aux")
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))
@@ -28,10 +29,10 @@ def test_every_listed_file_is_there_with_its_sha256(name: str) -> None:
     assert path.stat().st_size == entry["bytes"]
 
 
-@pytest.mark.parametrize("name", sorted(HOLDEM_NETS))
+@pytest.mark.parametrize("name", HOLDEM_NETS)
 def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
     entry = MANIFEST[name]
-    assert entry["street"] == HOLDEM_NETS[name]
+    assert entry["street"] == name
     assert entry["training_situations"] > 0 and entry["validation_situations"] > 0
     assert 0 < entry["validation_loss"] < 1 and entry["command"] and entry["data"]["command"]
     net, _ = load_value_net(MODELS_DIR / entry["path"])
