@@ -376,9 +376,10 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     bar = tqdm(total=args.hands, desc=f"LBR vs {args.bot}", unit="hand", disable=args.json)
     queries: list[FoldQuery] = []
+    expected: list[float] = []
     try:
         values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
-                         chunk=args.chunk, progress=bar.update, queries=queries)
+                         chunk=args.chunk, progress=bar.update, queries=queries, expected=expected)
     except ValueError as exc:  # unreadable or overlapping chunks in --out
         bar.close()
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
@@ -388,12 +389,19 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     result = {
         "game": args.game, "bot": args.bot, "setting": args.setting, "hands": len(values),
         "lbr_mbb_g": est.mean, "ci95_mbb_g": est.half_width, "seconds": round(time.perf_counter() - start, 1),
-        # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
-        "bot_fold": fold_summary(queries, game.num_rounds),
     }
+    if expected:
+        # the same hands with each showdown averaged over the bot's range (unbiased, less variance)
+        rb = estimate(expected, game.big_blind)
+        result.update({"range_expected_mbb_g": rb.mean, "range_expected_ci95_mbb_g": rb.half_width})
+    # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
+    result["bot_fold"] = fold_summary(queries, game.num_rounds)
     if out is not None:
         (out / "result.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
+    if expected and not args.json:
+        print(f"  the same hands, showdowns averaged over the bot's range (unbiased, less variance): "
+              f"{estimate(expected, game.big_blind)}")
     if not args.json:
         for name, kinds in result["bot_fold"].items():
             for kind, row in kinds.items():

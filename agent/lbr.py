@@ -194,9 +194,31 @@ class LBRPlayer:
         return best
 
 
+def range_expected_winnings(space: HandSpace, state: HandState, lbr_pos: int, lbr_cards: Sequence[int],
+                            belief: np.ndarray) -> float:
+    """LBR's winnings in a finished hand, in expectation over the bot's hand given everything
+    LBR saw (its Bayes range for the bot): the realised payoff where someone folded, the
+    range-weighted showdown otherwise.
+
+    LBR's range for the bot is the exact posterior of the bot's hand (the bot's actions were
+    drawn from the very probabilities LBR updated with), so replacing a showdown's payoff by
+    its conditional expectation keeps the estimate unbiased and removes the variance of the
+    bot's cards (Rao-Blackwellisation)."""
+    if not state.is_showdown:
+        return float(state.payoffs()[lbr_pos])
+    strengths = space.strengths(state.board)
+    mine = strengths[space.index(tuple(lbr_cards))]
+    weights = belief * (strengths >= 0) * ~space.blocked(list(lbr_cards))
+    if weights.sum() <= 0:  # pragma: no cover - the bot's real hand always has mass
+        return float(state.payoffs()[lbr_pos])
+    heads_up_stake = float(min(state.spent))  # two players: the winner takes the smaller stake
+    return heads_up_stake * float((weights * np.sign(mine - strengths)).sum() / weights.sum())
+
+
 def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: LBRSetting, hand_id: int,
-                  rng: np.random.Generator, queries: list[FoldQuery] | None = None) -> float:
-    """One hand; returns LBR's winnings in chips (and appends LBR's questions to ``queries``)."""
+                  rng: np.random.Generator, queries: list[FoldQuery] | None = None) -> tuple[float, float]:
+    """One hand; returns LBR's winnings in chips, realised and in expectation over the bot's
+    range (:func:`range_expected_winnings`), and appends LBR's questions to ``queries``."""
     lbr_pos = hand_id % 2
     bot_pos = 1 - lbr_pos
     order = rng.permutation(np.array(space.deck))
@@ -224,23 +246,40 @@ def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: 
             lbr.cards_dealt(state.board)
             if not state.finished:
                 bot.observe(state)
-    return float(state.payoffs()[lbr_pos])
+    realised = float(state.payoffs()[lbr_pos])
+    return realised, range_expected_winnings(space, state, lbr_pos, holes[lbr_pos], lbr.belief)
 
 
 ProviderFactory = Callable[[], StrategyProvider]
 
 
 def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int,
-              queries: list[FoldQuery] | None = None) -> list[float]:
+              queries: list[FoldQuery] | None = None) -> list[tuple[float, float]]:
+    """(realised, range-expected) winnings of hands ``first .. first + count - 1``."""
     bot = make_bot()
     rng = np.random.default_rng([seed, first])
     return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng, queries) for i in range(count)]
 
 
 def _chunk_job(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int,
-               seed: int) -> tuple[list[float], list[FoldQuery]]:
+               seed: int) -> tuple[list[float], list[FoldQuery], list[float]]:
     queries: list[FoldQuery] = []
-    return run_chunk(game, make_bot, setting, first, count, seed, queries), queries
+    hands = run_chunk(game, make_bot, setting, first, count, seed, queries)
+    return [r for r, _ in hands], queries, [e for _, e in hands]
+
+
+def _stored_expected(out_dir: Path | None, first: int, count: int) -> list[float] | None:
+    """The range-expected winnings kept beside chunk ``first`` (None for chunks written before they were kept)."""
+    path = out_dir / f"expected-{first:07d}.json" if out_dir is not None else None
+    if path is None or not path.exists():
+        return None
+    try:
+        values = [float(v) for v in json.loads(path.read_text())]
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: not a file of LBR winnings ({exc})") from exc
+    if len(values) < count:
+        raise ValueError(f"{path}: {len(values)} hands, its chunk has {count}")
+    return values[:count]
 
 
 def _stored_queries(out_dir: Path | None, first: int) -> list[FoldQuery] | None:
@@ -317,36 +356,46 @@ def plan_chunks(hands: int, chunk: int, stored: dict[int, list[float]]) -> list[
 def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
             out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
             progress: Callable[[int], None] | None = None,
-            queries: list[FoldQuery] | None = None) -> list[float]:
+            queries: list[FoldQuery] | None = None,
+            expected: list[float] | None = None) -> list[float]:
     """LBR's winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
 
     Each chunk draws its deals from ``(seed, first hand)``, so a run is reproducible for a given
     chunk size whatever the number of workers. ``queries`` receives LBR's questions to the bot
-    (:data:`FoldQuery`) of every chunk that has them (kept as ``folds-*.json`` beside the chunk)."""
+    (:data:`FoldQuery`) of every chunk that has them (kept as ``folds-*.json`` beside the chunk).
+    ``expected`` receives the winnings in expectation over the bot's range
+    (:func:`range_expected_winnings`, kept as ``expected-*.json``), hand for hand with the
+    returned list, when every chunk has them (folders written before they were kept do not)."""
     stored = _stored_chunks(out_dir)
     chunks = plan_chunks(hands, chunk, stored)
     results: dict[int, list[float]] = {}
     todo = []
     asked: dict[int, list[FoldQuery]] = {}
+    averaged: dict[int, list[float]] = {}
     for first, count in chunks:
         if first in stored:
             results[first] = stored[first][:count]
             kept = _stored_queries(out_dir, first) if count == len(stored[first]) else None
             if kept is not None:
                 asked[first] = kept
+            kept_expected = _stored_expected(out_dir, first, count)
+            if kept_expected is not None:
+                averaged[first] = kept_expected
             if progress is not None:
                 progress(count)
         else:
             todo.append((first, count))
 
-    def save(first: int, done: tuple[list[float], list[FoldQuery]]) -> None:
-        values, chunk_queries = done
+    def save(first: int, done: tuple[list[float], list[FoldQuery], list[float]]) -> None:
+        values, chunk_queries, chunk_expected = done
         results[first] = values
         asked[first] = chunk_queries
+        averaged[first] = chunk_expected
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            # the queries first: a chunk file present means its queries are too
-            for name, data in ((f"folds-{first:07d}.json", chunk_queries), (f"lbr-{first:07d}.json", values)):
+            # the chunk file last: a chunk present means its queries and expected winnings are too
+            for name, data in ((f"folds-{first:07d}.json", chunk_queries), (f"expected-{first:07d}.json", chunk_expected),
+                               (f"lbr-{first:07d}.json", values)):
                 tmp = out_dir / f".{name}.tmp"
                 tmp.write_text(json.dumps(data))
                 os.replace(tmp, out_dir / name)
@@ -363,4 +412,7 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
     if queries is not None:
         for first, _ in chunks:
             queries.extend(asked.get(first, []))
+    if expected is not None and all(first in averaged for first, _ in chunks):
+        for first, _ in chunks:
+            expected.extend(averaged[first])
     return [v for first, _ in chunks for v in results[first]]

@@ -2,24 +2,76 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.cli import main
-from agent.lbr import LBRSetting, plan_chunks, run_lbr
+from agent.handspace import HandSpace
+from agent.lbr import LBRSetting, plan_chunks, range_expected_winnings, run_lbr
 from agent.match import estimate
 from agent.policies import ProviderFactory
+from native.cards import cards_from_str as parse_cards
 from protocol.gamedef import load_game
+from protocol.state import CALL, FOLD, HandState
 
 
 @pytest.mark.parametrize("game_name", ["leduc-limit", "leduc"])
 def test_lbr_crushes_call_and_random(game_name: str) -> None:
+    """...and the range-expected winnings of the same hands agree with the realised ones in the
+    mean (the difference is noise) with less variance."""
     game = load_game(game_name)
     setting = LBRSetting.parse("fcp/fcp" if game.is_nolimit else "fca/fca", 2)
     for bot in ("call", "random"):
-        est = estimate(run_lbr(game, ProviderFactory(game_name, bot), setting, 1500, seed=3), game.big_blind)
+        expected: list[float] = []
+        realised = run_lbr(game, ProviderFactory(game_name, bot), setting, 1500, seed=3, expected=expected)
+        est = estimate(realised, game.big_blind)
         assert est.mean - est.half_width > 1000, (bot, est)  # thousands of mbb/g
+        diff = np.array(realised) - np.array(expected)
+        assert abs(diff.mean()) < 3 * diff.std() / np.sqrt(len(diff)), (bot, diff.mean())
+        assert np.var(expected) < 0.8 * np.var(realised), bot
+        assert np.count_nonzero(diff) < len(diff)  # hands ended by a fold are the same
+
+
+def _showdown(game_name: str, holes: list[tuple[int, ...]], board: tuple[int, ...]) -> HandState:
+    """Both players check or call to the showdown."""
+    game = load_game(game_name)
+    state = HandState.initial(game, 0, hole_cards=holes)
+    while not state.finished:
+        state = state.apply(CALL)
+        if state.board_cards_needed:
+            state = state.with_board(board[: game.board_cards_through(state.round)])
+    return state
+
+
+def test_range_expected_winnings_average_the_showdown_over_the_bots_range() -> None:
+    game = load_game("hunl")
+    space = HandSpace(game)
+    c = parse_cards
+    aces, kings, queens = c("AsAh"), c("KsKh"), c("QsQh")
+    board = c("2c7d9hTsJd")
+    state = _showdown("hunl", [aces, kings], board)
+    stake = float(min(state.spent))
+    lbr_won = state.payoffs()[0]
+    assert lbr_won == stake > 0
+    one = np.zeros(space.size)
+    one[space.index(kings)] = 1.0
+    assert range_expected_winnings(space, state, 0, aces, one) == lbr_won  # a range of one hand: the payoff
+    both = one.copy()
+    both[space.index(c("AdAc"))] = 1.0  # a tie and a win for LBR
+    assert range_expected_winnings(space, state, 0, aces, both) == pytest.approx(stake / 2)
+    mixed = np.zeros(space.size)
+    mixed[space.index(c("7c7s"))] = 1.0  # a set: beats LBR's kings
+    mixed[space.index(c("QdQc"))] = 3.0  # loses to them
+    assert range_expected_winnings(space, state, 1, kings, mixed) == pytest.approx(stake * (3 - 1) / 4)
+    blocked = one.copy()
+    blocked[space.index(c("AsKd"))] = 5.0  # shares LBR's ace: impossible, ignored
+    assert range_expected_winnings(space, state, 0, aces, blocked) == lbr_won
+    folded = HandState.initial(game, 0, hole_cards=[aces, queens]).apply(FOLD)
+    assert range_expected_winnings(space, folded, 1, queens, one) == folded.payoffs()[1]
 
 
 def test_lbr_does_not_beat_an_equilibrium() -> None:
@@ -119,8 +171,12 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     assert sorted(p.name for p in tmp_path.glob("folds-*.json")) == ["folds-0000000.json", "folds-0000020.json"]
     assert any(p > 0 for *_, p in queries) and all(0 <= p <= 1 for *_, p in queries)
     again: list[FoldQuery] = []
-    assert run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again) == values
+    expected: list[float] = []
+    assert run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again,
+                   expected=expected) == values
     assert again == queries  # read back from the folder
+    assert len(expected) == 40 and expected != values  # the range-expected winnings too
+    assert sorted(p.name for p in tmp_path.glob("expected-*.json")) == ["expected-0000000.json", "expected-0000020.json"]
     summary = fold_summary(queries, game.num_rounds)
     assert set(summary) <= {"round 1", "round 2"}
     pot = summary["round 1"]["pot"]
@@ -138,9 +194,9 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
                  "--seed", "3", "--out", str(tmp_path / "cli")]) == 0
     out = capsys.readouterr().out
     assert "round 1 pot bets: the bot folds" in out and "a bluff gains above 50.0%" in out
-    import json
-
+    assert "showdowns averaged over the bot's range" in out
     result = json.loads((tmp_path / "cli" / "result.json").read_text())
+    assert result["hands"] == 20 and math.isfinite(result["range_expected_mbb_g"]) and result["range_expected_ci95_mbb_g"] > 0
     assert result["bot_fold"]["round 1"]["pot"]["queries"] > 0
 
 
