@@ -182,6 +182,9 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             result = json.loads((source / "result.json").read_text()) if (source / "result.json").exists() else {}
             game_name = result.get("game", args.game or "")
             series[f"LBR vs {result.get('bot', 'bot')}"] = np.array(values)
+            expected = [p.with_name("expected-" + p.name.split("-", 1)[1]) for p in lbr]
+            if all(p.exists() for p in expected):  # folders written before they were kept have none
+                series["showdowns over the bot's range"] = np.array([v for p in expected for v in json.loads(p.read_text())])
         elif logs:
             game_name, series, matches = match_series(logs, args.player)
             pooled = f", {matches} matches" if matches > 1 else ""

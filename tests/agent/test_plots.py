@@ -30,6 +30,9 @@ def test_plot_of_lbr_chunks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (tmp_path / "result.json").write_text(json.dumps({"game": "leduc-limit", "bot": "call"}))
     assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png")]) == 0
     assert (tmp_path / "png" / "winnings.png").stat().st_size > 0
+    (tmp_path / "expected-0000000.json").write_text(json.dumps([1.0, -1.0, 2.0, 0.5] * 10))
+    assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png2")]) == 0
+    assert (tmp_path / "png2" / "winnings.png").stat().st_size > (tmp_path / "png" / "winnings.png").stat().st_size
 
 
 def test_plot_refuses_bad_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
