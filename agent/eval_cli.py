@@ -182,9 +182,10 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             result = json.loads((source / "result.json").read_text()) if (source / "result.json").exists() else {}
             game_name = result.get("game", args.game or "")
             series[f"LBR vs {result.get('bot', 'bot')}"] = np.array(values)
-            expected = [p.with_name("expected-" + p.name.split("-", 1)[1]) for p in lbr]
-            if all(p.exists() for p in expected):  # folders written before they were kept have none
-                series["showdowns over the bot's range"] = np.array([v for p in expected for v in json.loads(p.read_text())])
+            for prefix, label in (("expected", "showdowns over the bot's range"), ("aivat", "AIVAT")):
+                kept = [p.with_name(f"{prefix}-" + p.name.split("-", 1)[1]) for p in lbr]
+                if all(p.exists() for p in kept):  # folders written before they were kept have none
+                    series[label] = np.array([v for p in kept for v in json.loads(p.read_text())])
         elif logs:
             game_name, series, matches = match_series(logs, args.player)
             pooled = f", {matches} matches" if matches > 1 else ""
@@ -379,10 +380,10 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     bar = tqdm(total=args.hands, desc=f"LBR vs {args.bot}", unit="hand", disable=args.json)
     queries: list[FoldQuery] = []
-    expected: list[float] = []
+    estimates: dict[str, list[float]] = {}
     try:
         values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
-                         chunk=args.chunk, progress=bar.update, queries=queries, expected=expected)
+                         chunk=args.chunk, progress=bar.update, queries=queries, estimates=estimates)
     except ValueError as exc:  # unreadable or overlapping chunks in --out
         bar.close()
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
@@ -393,18 +394,20 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         "game": args.game, "bot": args.bot, "setting": args.setting, "hands": len(values),
         "lbr_mbb_g": est.mean, "ci95_mbb_g": est.half_width, "seconds": round(time.perf_counter() - start, 1),
     }
-    if expected:
-        # the same hands with each showdown averaged over the bot's range (unbiased, less variance)
-        rb = estimate(expected, game.big_blind)
-        result.update({"range_expected_mbb_g": rb.mean, "range_expected_ci95_mbb_g": rb.half_width})
+    # the same hands, estimated with less variance (unbiased; agent.lbr.HandResult says how)
+    for name, per_hand in estimates.items():
+        e = estimate(per_hand, game.big_blind)
+        result.update({f"{name}_mbb_g": e.mean, f"{name}_ci95_mbb_g": e.half_width})
     # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
     result["bot_fold"] = fold_summary(queries, game.num_rounds)
     if out is not None:
         (out / "result.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
-    if expected and not args.json:
-        print(f"  the same hands, showdowns averaged over the bot's range (unbiased, less variance): "
-              f"{estimate(expected, game.big_blind)}")
+    if not args.json:
+        labels = {"range_expected": "showdowns averaged over the bot's range",
+                  "aivat": "and the luck of the cards and of the bot's sampling removed (AIVAT)"}
+        for name, per_hand in estimates.items():
+            print(f"  the same hands, {labels[name]}: {estimate(per_hand, game.big_blind)}")
     if not args.json:
         for name, kinds in result["bot_fold"].items():
             for kind, row in kinds.items():

@@ -215,10 +215,75 @@ def range_expected_winnings(space: HandSpace, state: HandState, lbr_pos: int, lb
     return heads_up_stake * float((weights * np.sign(mine - strengths)).sum() / weights.sum())
 
 
+class LuckCorrections:
+    """AIVAT's control variates for an LBR hand, for every hand the bot may hold at once.
+
+    The value of a state for LBR, were the bot to hold hand h, is the check-down value: the
+    matched amount times LBR's result against h (win 1, tie 0, loss -1) over every completion
+    of the board (a hand ended by a fold: its payoff). With both hands fixed, the cards to come
+    are uniform, so at a board deal the mean of the value after equals the value before and
+    ``V(before) - V(after)`` removes the luck of the cards; at a bot decision the bot's action
+    probabilities for h are known exactly, so ``sum_a p(a | h) V(a) - V(taken)`` removes the
+    luck of its sampling. Each term has mean zero whatever h is, so averaging ``payoff + terms``
+    over LBR's Bayes range for the bot stays unbiased. Boards with too many completions
+    (the hold'em pre-flop) are left uncorrected, which only costs variance."""
+
+    def __init__(self, space: HandSpace, lbr_cards: Sequence[int], lbr_pos: int, max_runouts: int = 2000) -> None:
+        self.space = space
+        self.lbr_cards = tuple(lbr_cards)
+        self.lbr_pos = lbr_pos
+        self.max_runouts = max_runouts
+        self.single = np.zeros(space.size)
+        self.single[space.index(self.lbr_cards)] = 1.0
+        self.total = np.zeros(space.size)  # the corrections so far, per bot hand
+        self._outcomes: dict[tuple[int, ...], np.ndarray | None] = {}
+
+    def outcome(self, board: tuple[int, ...]) -> np.ndarray | None:
+        """LBR's check-down result against each bot hand (0 where blocked); None when the board
+        has more completions than ``max_runouts``."""
+        if board not in self._outcomes:
+            game = self.space.game
+            missing = game.total_board_cards - len(board)
+            unseen = len(self.space.deck) - len(board) - 2 * game.num_hole_cards
+            if math.comb(unseen, missing) > self.max_runouts:
+                self._outcomes[board] = None
+            else:
+                bot_equity = hand_equities(board, self.single, hand_cards=self.space.cards, deck=self.space.deck,
+                                           final_board_size=game.total_board_cards)
+                self._outcomes[board] = np.nan_to_num(1.0 - 2.0 * bot_equity, nan=0.0)
+        return self._outcomes[board]
+
+    def value(self, state: HandState) -> np.ndarray | None:
+        if state.finished and not state.is_showdown:
+            return np.full(self.space.size, float(state.payoffs()[self.lbr_pos]))
+        result = self.outcome(tuple(state.board))
+        return None if result is None else float(min(state.spent)) * result  # heads-up: an unmatched bet comes back
+
+    def cards_dealt(self, before: HandState, after: HandState) -> None:
+        v_before, v_after = self.value(before), self.value(after)
+        if v_before is not None and v_after is not None:
+            self.total += v_before - v_after
+
+    def bot_acted(self, state: HandState, actions: Sequence[Action], probs: np.ndarray, taken: int) -> None:
+        values = [self.value(state.apply(a)) for a in actions]
+        if all(v is not None for v in values):
+            self.total += sum(p * v for p, v in zip(probs, values)) - values[taken]
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """LBR's winnings in one hand (chips), three unbiased ways."""
+
+    realised: float
+    #: showdowns averaged over LBR's Bayes range for the bot (:func:`range_expected_winnings`)
+    range_expected: float
+    #: that, plus the luck corrections of :class:`LuckCorrections` averaged the same way
+    aivat: float
+
+
 def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: LBRSetting, hand_id: int,
-                  rng: np.random.Generator, queries: list[FoldQuery] | None = None) -> tuple[float, float]:
-    """One hand; returns LBR's winnings in chips, realised and in expectation over the bot's
-    range (:func:`range_expected_winnings`), and appends LBR's questions to ``queries``."""
+                  rng: np.random.Generator, queries: list[FoldQuery] | None = None) -> HandResult:
+    """One hand; returns LBR's winnings (:class:`HandResult`) and appends LBR's questions to ``queries``."""
     lbr_pos = hand_id % 2
     bot_pos = 1 - lbr_pos
     order = rng.permutation(np.array(space.deck))
@@ -229,6 +294,7 @@ def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: 
     lbr.start_hand(lbr_pos, holes[lbr_pos])
     bot.start_hand(bot_pos)
     bot_hand = space.index(holes[bot_pos])
+    luck = LuckCorrections(space, holes[lbr_pos], lbr_pos)
     state = HandState.initial(game, hand_id, hole_cards=holes)
     while not state.finished:
         if state.current_player == bot_pos:
@@ -237,40 +303,50 @@ def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: 
             p = p / p.sum() if p.sum() > 0 else np.full(len(actions), 1 / len(actions))
             i = int(rng.choice(len(actions), p=p))
             lbr.bot_acted(probs[i])
+            luck.bot_acted(state, actions, probs, i)
             bot.commit(state, actions[i])
             state = state.apply(actions[i])
         else:
             state = state.apply(lbr.choose(state, bot))
         if state.board_cards_needed:
+            before = state
             state = state.with_board(board_all[: game.board_cards_through(state.round)])
             lbr.cards_dealt(state.board)
+            luck.cards_dealt(before, state)
             if not state.finished:
                 bot.observe(state)
-    realised = float(state.payoffs()[lbr_pos])
-    return realised, range_expected_winnings(space, state, lbr_pos, holes[lbr_pos], lbr.belief)
+    expected = range_expected_winnings(space, state, lbr_pos, holes[lbr_pos], lbr.belief)
+    weights = lbr.belief * ~space.blocked(list(holes[lbr_pos]) + list(state.board))
+    corrections = float((weights * luck.total).sum() / weights.sum()) if weights.sum() > 0 else 0.0
+    return HandResult(float(state.payoffs()[lbr_pos]), expected, expected + corrections)
 
 
 ProviderFactory = Callable[[], StrategyProvider]
 
 
 def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int,
-              queries: list[FoldQuery] | None = None) -> list[tuple[float, float]]:
-    """(realised, range-expected) winnings of hands ``first .. first + count - 1``."""
+              queries: list[FoldQuery] | None = None) -> list[HandResult]:
+    """Hands ``first .. first + count - 1``."""
     bot = make_bot()
     rng = np.random.default_rng([seed, first])
     return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng, queries) for i in range(count)]
 
 
+#: the lower-variance estimates kept beside each chunk: file prefix -> :class:`HandResult` field
+ESTIMATES = {"expected": "range_expected", "aivat": "aivat"}
+
+
 def _chunk_job(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int,
-               seed: int) -> tuple[list[float], list[FoldQuery], list[float]]:
+               seed: int) -> tuple[list[float], list[FoldQuery], dict[str, list[float]]]:
     queries: list[FoldQuery] = []
     hands = run_chunk(game, make_bot, setting, first, count, seed, queries)
-    return [r for r, _ in hands], queries, [e for _, e in hands]
+    estimates = {name: [getattr(h, name) for h in hands] for name in ESTIMATES.values()}
+    return [h.realised for h in hands], queries, estimates
 
 
-def _stored_expected(out_dir: Path | None, first: int, count: int) -> list[float] | None:
-    """The range-expected winnings kept beside chunk ``first`` (None for chunks written before they were kept)."""
-    path = out_dir / f"expected-{first:07d}.json" if out_dir is not None else None
+def _stored_estimate(out_dir: Path | None, prefix: str, first: int, count: int) -> list[float] | None:
+    """An estimate kept beside chunk ``first`` (None for chunks written before it was kept)."""
+    path = out_dir / f"{prefix}-{first:07d}.json" if out_dir is not None else None
     if path is None or not path.exists():
         return None
     try:
@@ -357,45 +433,48 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
             out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
             progress: Callable[[int], None] | None = None,
             queries: list[FoldQuery] | None = None,
-            expected: list[float] | None = None) -> list[float]:
-    """LBR's winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
+            estimates: dict[str, list[float]] | None = None) -> list[float]:
+    """LBR's realised winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
 
     Each chunk draws its deals from ``(seed, first hand)``, so a run is reproducible for a given
     chunk size whatever the number of workers. ``queries`` receives LBR's questions to the bot
     (:data:`FoldQuery`) of every chunk that has them (kept as ``folds-*.json`` beside the chunk).
-    ``expected`` receives the winnings in expectation over the bot's range
-    (:func:`range_expected_winnings`, kept as ``expected-*.json``), hand for hand with the
-    returned list, when every chunk has them (folders written before they were kept do not)."""
+    ``estimates`` receives, per :class:`HandResult` field other than ``realised``, the lower-variance
+    winnings hand for hand with the returned list (kept as ``expected-*.json`` and
+    ``aivat-*.json``), each only when every chunk has it (older folders may not)."""
     stored = _stored_chunks(out_dir)
     chunks = plan_chunks(hands, chunk, stored)
     results: dict[int, list[float]] = {}
     todo = []
     asked: dict[int, list[FoldQuery]] = {}
-    averaged: dict[int, list[float]] = {}
+    kept: dict[str, dict[int, list[float]]] = {name: {} for name in ESTIMATES.values()}
     for first, count in chunks:
         if first in stored:
             results[first] = stored[first][:count]
-            kept = _stored_queries(out_dir, first) if count == len(stored[first]) else None
-            if kept is not None:
-                asked[first] = kept
-            kept_expected = _stored_expected(out_dir, first, count)
-            if kept_expected is not None:
-                averaged[first] = kept_expected
+            stored_queries = _stored_queries(out_dir, first) if count == len(stored[first]) else None
+            if stored_queries is not None:
+                asked[first] = stored_queries
+            for prefix, name in ESTIMATES.items():
+                values = _stored_estimate(out_dir, prefix, first, count)
+                if values is not None:
+                    kept[name][first] = values
             if progress is not None:
                 progress(count)
         else:
             todo.append((first, count))
 
-    def save(first: int, done: tuple[list[float], list[FoldQuery], list[float]]) -> None:
-        values, chunk_queries, chunk_expected = done
+    def save(first: int, done: tuple[list[float], list[FoldQuery], dict[str, list[float]]]) -> None:
+        values, chunk_queries, chunk_estimates = done
         results[first] = values
         asked[first] = chunk_queries
-        averaged[first] = chunk_expected
+        for name, est in chunk_estimates.items():
+            kept[name][first] = est
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            # the chunk file last: a chunk present means its queries and expected winnings are too
-            for name, data in ((f"folds-{first:07d}.json", chunk_queries), (f"expected-{first:07d}.json", chunk_expected),
-                               (f"lbr-{first:07d}.json", values)):
+            # the chunk file last: a chunk present means its queries and estimates are too
+            files = [(f"folds-{first:07d}.json", chunk_queries)]
+            files += [(f"{prefix}-{first:07d}.json", chunk_estimates[name]) for prefix, name in ESTIMATES.items()]
+            for name, data in files + [(f"lbr-{first:07d}.json", values)]:
                 tmp = out_dir / f".{name}.tmp"
                 tmp.write_text(json.dumps(data))
                 os.replace(tmp, out_dir / name)
@@ -412,7 +491,8 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
     if queries is not None:
         for first, _ in chunks:
             queries.extend(asked.get(first, []))
-    if expected is not None and all(first in averaged for first, _ in chunks):
-        for first, _ in chunks:
-            expected.extend(averaged[first])
+    if estimates is not None:
+        for name, per_chunk in kept.items():
+            if all(first in per_chunk for first, _ in chunks):
+                estimates[name] = [v for first, _ in chunks for v in per_chunk[first]]
     return [v for first, _ in chunks for v in results[first]]

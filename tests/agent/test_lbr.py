@@ -26,14 +26,17 @@ def test_lbr_crushes_call_and_random(game_name: str) -> None:
     game = load_game(game_name)
     setting = LBRSetting.parse("fcp/fcp" if game.is_nolimit else "fca/fca", 2)
     for bot in ("call", "random"):
-        expected: list[float] = []
-        realised = run_lbr(game, ProviderFactory(game_name, bot), setting, 1500, seed=3, expected=expected)
+        estimates: dict[str, list[float]] = {}
+        realised = run_lbr(game, ProviderFactory(game_name, bot), setting, 1500, seed=3, estimates=estimates)
         est = estimate(realised, game.big_blind)
         assert est.mean - est.half_width > 1000, (bot, est)  # thousands of mbb/g
-        diff = np.array(realised) - np.array(expected)
-        assert abs(diff.mean()) < 3 * diff.std() / np.sqrt(len(diff)), (bot, diff.mean())
-        assert np.var(expected) < 0.8 * np.var(realised), bot
-        assert np.count_nonzero(diff) < len(diff)  # hands ended by a fold are the same
+        assert set(estimates) == {"range_expected", "aivat"}
+        for name, values in estimates.items():
+            diff = np.array(realised) - np.array(values)
+            assert abs(diff.mean()) < 3 * diff.std() / np.sqrt(len(diff)), (bot, name, diff.mean())
+            assert np.var(values) < 0.8 * np.var(realised), (bot, name)
+        same = np.array(realised) == np.array(estimates["range_expected"])
+        assert same.any() and not same.all()  # hands ended by a fold are the same
 
 
 def _showdown(game_name: str, holes: list[tuple[int, ...]], board: tuple[int, ...]) -> HandState:
@@ -77,7 +80,7 @@ def test_range_expected_winnings_average_the_showdown_over_the_bots_range() -> N
 def test_lbr_does_not_beat_an_equilibrium() -> None:
     game = load_game("leduc")
     setting = LBRSetting.parse("fcp/fcp", 2)
-    est = estimate(run_lbr(game, ProviderFactory("leduc", "equilibrium", iterations=1500), setting, 3000, seed=4), game.big_blind)
+    est = estimate(run_lbr(game, ProviderFactory("leduc", "equilibrium", iterations=1500), setting, 3000, seed=4, chunk=3000), game.big_blind)
     assert est.mean - est.half_width < 0, est  # no significant win
 
 
@@ -171,12 +174,13 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     assert sorted(p.name for p in tmp_path.glob("folds-*.json")) == ["folds-0000000.json", "folds-0000020.json"]
     assert any(p > 0 for *_, p in queries) and all(0 <= p <= 1 for *_, p in queries)
     again: list[FoldQuery] = []
-    expected: list[float] = []
+    estimates: dict[str, list[float]] = {}
     assert run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again,
-                   expected=expected) == values
+                   estimates=estimates) == values
     assert again == queries  # read back from the folder
-    assert len(expected) == 40 and expected != values  # the range-expected winnings too
-    assert sorted(p.name for p in tmp_path.glob("expected-*.json")) == ["expected-0000000.json", "expected-0000020.json"]
+    for name, prefix in (("range_expected", "expected"), ("aivat", "aivat")):  # the estimates too
+        assert len(estimates[name]) == 40 and estimates[name] != values
+        assert sorted(p.name for p in tmp_path.glob(f"{prefix}-*.json")) == [f"{prefix}-0000000.json", f"{prefix}-0000020.json"]
     summary = fold_summary(queries, game.num_rounds)
     assert set(summary) <= {"round 1", "round 2"}
     pot = summary["round 1"]["pot"]
@@ -196,7 +200,9 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     assert "round 1 pot bets: the bot folds" in out and "a bluff gains above 50.0%" in out
     assert "showdowns averaged over the bot's range" in out
     result = json.loads((tmp_path / "cli" / "result.json").read_text())
-    assert result["hands"] == 20 and math.isfinite(result["range_expected_mbb_g"]) and result["range_expected_ci95_mbb_g"] > 0
+    assert result["hands"] == 20
+    for name in ("range_expected", "aivat"):
+        assert math.isfinite(result[f"{name}_mbb_g"]) and result[f"{name}_ci95_mbb_g"] > 0
     assert result["bot_fold"]["round 1"]["pot"]["queries"] > 0
 
 
