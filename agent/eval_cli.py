@@ -408,7 +408,6 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
                   "aivat": "and the luck of the cards and of the bot's sampling removed (AIVAT)"}
         for name, per_hand in estimates.items():
             print(f"  the same hands, {labels[name]}: {estimate(per_hand, game.big_blind)}")
-    if not args.json:
         for name, kinds in result["bot_fold"].items():
             for kind, row in kinds.items():
                 print(f"  {name} {kind} bets: the bot folds {row['mean_fold']:.1%} (a bluff gains above "
