@@ -50,6 +50,27 @@ def _showdown(game_name: str, holes: list[tuple[int, ...]], board: tuple[int, ..
     return state
 
 
+def test_luck_corrections_have_mean_zero_for_every_bot_hand() -> None:
+    """With both hands fixed, the check-down value before a deal is the mean of the values
+    after it (so a board deal's correction has mean zero), for every hand the bot may hold;
+    the pre-flop, with too many completions, is left alone."""
+    from agent.lbr import LuckCorrections
+
+    game = load_game("hunl")
+    space = HandSpace(game)
+    c = parse_cards
+    lbr_cards, turn = c("AsKd"), c("Ks7h2c9d")
+    luck = LuckCorrections(space, lbr_cards, 0)
+    before = luck.outcome(turn)
+    assert before is not None and luck.outcome(()) is None
+    for bot_hand in (c("QhJh"), c("7c7d"), c("Ac2d")):
+        h = space.index(bot_hand)
+        rivers = [r for r in space.deck if r not in set(lbr_cards) | set(bot_hand) | set(turn)]
+        after = [luck.outcome(turn + (r,))[h] for r in rivers]
+        assert len(rivers) == 44 and before[h] == pytest.approx(np.mean(after), abs=1e-9)
+    assert luck.outcome(turn)[space.index(c("Ks8s"))] == 0.0  # blocked by the board: no value
+
+
 def test_range_expected_winnings_average_the_showdown_over_the_bots_range() -> None:
     game = load_game("hunl")
     space = HandSpace(game)
