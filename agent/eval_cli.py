@@ -40,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="LBR plays against the bot through the bot's exposed strategy (its range tracked by Bayes' "
         "rule, its fold probabilities asked at hypothetical bets), with the check-down assumption. "
         "Settings per round: f c p a or 56, e.g. fc/fc/fc/fc, c/c/fcpa/fcpa, c/c/56/56, c/56/fc/fc (Leduc: fcp/fcp). "
-        "Resumable (chunks in --out), parallel over processes.",
+        "Reports LBR's realised win rate and two unbiased estimates of it with less variance (showdowns averaged over "
+        "LBR's range for the bot; AIVAT). Resumable (chunks in --out), parallel over processes.",
     )
     q.add_argument("--game", required=True)
     q.add_argument("--bot", default="deepstack", choices=["deepstack", "call", "random", "equilibrium"])
