@@ -211,6 +211,12 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     partial: list[FoldQuery] = []
     run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=partial)
     assert 0 < len(partial) < len(queries)
+    (tmp_path / "aivat-0000000.json").write_text("[1.0, 2.0]")  # shorter than its chunk
+    with pytest.raises(ValueError, match="aivat-0000000.json: 2 hands, its chunk has 20"):
+        run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path)
+    (tmp_path / "aivat-0000000.json").write_text("not json")
+    with pytest.raises(ValueError, match="aivat-0000000.json: not a file of LBR winnings"):
+        run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path)
     (tmp_path / "folds-0000000.json").write_text("[[1, 2]]")
     with pytest.raises(ValueError, match="folds-0000000.json: not a file of LBR fold queries"):
         run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path)
