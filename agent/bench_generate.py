@@ -71,49 +71,89 @@ def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | None]) -> dict[str, Any]:
+def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | None], stream: int = 0) -> dict[str, Any]:
     """Draw ``count`` hold'em situations at the start of ``round_`` as generation draws them
-    (seeded) and time ``solve`` on each; both-all-in draws (a showdown, nothing to solve) are
-    counted apart. ``solve`` may return the solve's exploitability (fraction of the pot)."""
+    (seeded, random stream ``[1, stream]``) and time ``solve`` on each. Both-all-in draws (a
+    showdown, nothing to solve) are timed too but kept out of ``rate``: ``rate_all_draws``
+    counts them, as ``deepstack generate`` does. ``solve`` may return the solve's
+    exploitability (fraction of the pot). The solve times are heavy-tailed (small pots
+    make deep trees), so the rate comes with a 95% interval from the spread of the times."""
     game = load_game("hunl")
     space = HandSpace(game)
-    rng = np.random.default_rng([1, 0])
-    times, pots, expl, allin = [], [], [], 0
+    rng = np.random.default_rng([1, stream])
+    times, pots, expl, allin_times = [], [], [], []
     for _ in range(count):
         sit = draw_situation(space, round_, rng)
-        if both_all_in(game, sit):
-            allin += 1
-            continue
         start = time.perf_counter()
         pct = solve(sit)
-        times.append(time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        if both_all_in(game, sit):
+            allin_times.append(seconds)
+            continue
+        times.append(seconds)
         pots.append(sit.pot)
         if pct is not None:
             expl.append(round(100 * pct, 4))
-    rate = len(times) / sum(times) if sum(times) > 0 else 0.0
-    fields: dict[str, Any] = {"rate": rate, "situations": len(times), "allin_skipped": allin,
+    total = sum(times)
+    fields: dict[str, Any] = {"rate": len(times) / total if total > 0 else 0.0, "situations": len(times),
+                              "allin_draws": len(allin_times), "seconds": round(total, 3),
+                              "rate_all_draws": round((len(times) + len(allin_times)) / max(total + sum(allin_times), 1e-12), 5),
                               "seconds_per_situation": [round(t, 2) for t in times], "pots": pots, "hands": 1326,
-                              "sizing": "fold,call,pot,all-in", "processes": 1,
-                              "rate_all_cores": round(rate * (os.cpu_count() or 1), 5)}
+                              "sizing": "fold,call,pot,all-in", "stream": stream}
+    if len(times) >= 2:
+        mean, half = float(np.mean(times)), 1.96 * float(np.std(times, ddof=1)) / len(times) ** 0.5
+        fields["rate_ci95"] = [round(1 / (mean + half), 5), round(1 / (mean - half), 5) if mean > half else None]
     if expl:
         fields["exploitability_pct"] = expl
     return fields
 
 
-def bench_turn(situations: int, iterations: int, algorithm: str, device: str, check: bool = False) -> dict[str, Any]:
+def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, device: str, check: bool) -> dict[str, Any]:
+    """One process's share of the turn row (module level: the worker processes import it)."""
+    space = HandSpace(load_game("hunl"))
+    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=device, dtype="float32")
+    with _one_thread():  # as deepstack generate runs: one process per core
+        return _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1], stream)
+
+
+def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rows of processes that ran side by side: the machine's rate is the sum of theirs."""
+    fields: dict[str, Any] = {"rate": sum(p["rate"] for p in parts), "rate_all_draws": round(sum(p["rate_all_draws"] for p in parts), 5),
+                              "rate_per_process": [round(p["rate"], 5) for p in parts]}
+    for key in ("situations", "allin_draws"):
+        fields[key] = sum(p[key] for p in parts)
+    for key in ("seconds_per_situation", "pots", "exploitability_pct"):
+        if any(key in p for p in parts):
+            fields[key] = [x for p in parts for x in p.get(key, [])]
+    if all("rate_ci95" in p and p["rate_ci95"][1] is not None for p in parts):
+        fields["rate_ci95"] = [round(sum(p["rate_ci95"][i] for p in parts), 5) for i in (0, 1)]
+    fields.update({key: parts[0][key] for key in ("hands", "sizing")})
+    return fields
+
+
+def bench_turn(situations: int, iterations: int, algorithm: str, device: str, check: bool = False,
+               processes: int = 1) -> dict[str, Any]:
     """Turn situations solved as ``deepstack generate --street turn`` solves them (to the end of
     the game, average values only) and timed. With ``check``, the average strategy is kept too and
-    each solve's exploitability (% of the pot) is reported: how accurate the targets are."""
+    each solve's exploitability (% of the pot) is reported: how accurate the targets are. With
+    ``processes`` > 1, that many processes solve ``situations`` draws each at the same time (their
+    own random streams), as generation runs one process per core: the row's rate is theirs summed."""
     dev = pick_device(device)
-    space = HandSpace(load_game("hunl"))
-    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=str(dev), dtype="float32")
-    with _one_thread():  # as deepstack generate runs: one process per core
-        fields = _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1])
+    if processes == 1:
+        fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check) for k in range(processes)]
+            fields = _combined([job.result() for job in jobs])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
     cores = os.cpu_count() or 1
     return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm, **fields, threads=1,
-                goal_cpu=0.25, goal_h100=100.0, deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
+                processes=processes, goal_cpu=0.25, goal_h100=100.0,
+                deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
                 deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
 
 
@@ -183,11 +223,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)")
     p.add_argument("--flop-net", default="models/holdem/flop.pt", help="preflop-aux row: the flop network (default models/holdem/flop.pt)")
     p.add_argument("--aux-flops", type=int, default=None, help="preflop-aux row: flops averaged per situation (default all 22100)")
+    p.add_argument("--processes", type=int, default=1,
+                   help="turn row: processes solving side by side, each its own draws (default 1; 2 on a 2-core machine "
+                        "measures it as deepstack generate loads it)")
     p.add_argument("--check", action="store_true",
                    help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages")
     args = p.parse_args(argv)
     streets = args.street or ["leduc", "turn"]
-    if min(args.leduc_situations, args.turn_situations, args.iterations, args.aux_situations, args.aux_flops or 1) <= 0:
+    if min(args.leduc_situations, args.turn_situations, args.iterations, args.aux_situations, args.aux_flops or 1, args.processes) <= 0:
         print("deepstack bench generate: error: counts and --iterations must be positive", file=sys.stderr)
         return 2
     iters = args.turn_iterations or args.iterations
@@ -195,7 +238,7 @@ def main(argv: list[str]) -> int:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
     if "turn" in streets:
-        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check)), flush=True)
+        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes)), flush=True)
     if "flop" in streets:
         from agent.models import ModelError
 

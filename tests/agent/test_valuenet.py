@@ -131,6 +131,20 @@ def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> 
     assert "preflop-aux skipped" in capsys.readouterr().err
 
 
+def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
+    """generate.turn with two processes at once: their own draws, their rates summed, every
+    draw (both-all-in ones too) timed."""
+    from agent.cli import main
+
+    assert main(["bench", "generate", "--street", "turn", "--turn-situations", "2", "--turn-iterations", "2", "--processes", "2"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert row["bench"] == "generate.turn" and row["impl"] == "ours" and row["processes"] == 2 and row["threads"] == 1
+    assert row["situations"] + row["allin_draws"] == 4 and len(row["rate_per_process"]) == 2
+    assert row["value"] == pytest.approx(sum(row["rate_per_process"]), rel=1e-3) and row["rate_all_draws"] > 0
+    assert len(row["seconds_per_situation"]) == len(row["pots"]) == row["situations"]
+    assert main(["bench", "generate", "--street", "turn", "--processes", "0"]) == 2
+
+
 def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
     """Turn situations (full 1326-hand ranges, solved to the end) -> a bucketed turn network
     trained through the CLI -> checked load -> the depth-limit leaves of a flop re-solve."""
@@ -170,7 +184,7 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
                  "--turn-iterations", "2"]) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["bench"] == "generate.flop" and row["unit"] == "situations/s" and row["impl"] == "ours"
-    assert row["net"]["hidden"] == 16 and row["iterations"] == 2 and row["situations"] + row["allin_skipped"] == 1
+    assert row["net"]["hidden"] == 16 and row["iterations"] == 2 and row["situations"] + row["allin_draws"] == 1
     # the flop network from flop situations solved with this turn network at the leaves ...
     flop_data = tmp_path / "flop"
     assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", str(out / "turn.pt"), "--situations", "2",
