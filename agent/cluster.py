@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agent.datagen import GenerateSpec, generate_shard, missing_shards, shard_path, start_output, write_atomic
+from agent.datagen import GenerateSpec, missing_shards, shard_path, start_output, timed_shard, write_atomic
 
 
 class ClusterError(RuntimeError):
     """Ray is missing or the cluster cannot be reached."""
 
 
-def _solve_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
+def _solve_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, np.ndarray], float]:
     import torch
 
     torch.set_num_threads(spec.threads)
-    return generate_shard(spec, index, count)
+    return timed_shard(spec, index, count)
 
 
 def _connect(address: str, local_cpus: int | None) -> tuple[Any, bool]:
@@ -79,11 +79,11 @@ def generate_on_ray(
             for ref in done:
                 i, count = pending.pop(ref)
                 try:
-                    arrays = ray.get(ref)
+                    arrays, seconds = ray.get(ref)
                 except Exception as exc:  # a task's own error, re-raised by Ray as RayTaskError
                     raise ClusterError(f"shard {i} failed on the cluster (shards written so far are kept; "
                                        f"run the same command again to resume): {exc}") from exc
-                write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count})
+                write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
                 made += count
                 bar.update(count)
                 bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")

@@ -336,6 +336,14 @@ def solve_last_round_batch(space: HandSpace, round_: int, situations: list[Situa
     return out  # type: ignore[return-value]
 
 
+def timed_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, np.ndarray], float]:
+    """:func:`generate_shard` and the seconds it took where it ran (recorded in the shard's
+    metadata: the throughput of any run, local or on a cluster, can be read back from its shards)."""
+    start = time.perf_counter()
+    arrays = generate_shard(spec, index, count)
+    return arrays, time.perf_counter() - start
+
+
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     tmp = path.with_suffix(".tmp.npz")
     np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
@@ -379,8 +387,8 @@ def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str 
     start = time.perf_counter()
     made = 0
     for i, count in todo:
-        arrays = generate_shard(spec, i, count)
-        write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count})
+        arrays, seconds = timed_shard(spec, i, count)
+        write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
         made += count
         bar.update(count)
         bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")

@@ -30,6 +30,10 @@ def test_ray_local_mode_writes_the_same_shards_and_resumes(tmp_path: Path) -> No
     assert main([*ARGS, "--out", str(cluster), "--ray-address", "local", "--ray-cpus", "2"]) == 0
     assert not ray.is_initialized()  # the instance the command started is shut down
     _same_shards(local, cluster, 3)
+    for folder in (local, cluster):  # each shard records how long its solves took where they ran
+        with np.load(shard_path(folder, 0)) as z:
+            shard_meta = json.loads(str(z["meta"]))
+        assert shard_meta["shard"] == 0 and shard_meta["count"] == 4 and shard_meta["seconds"] > 0
     meta = json.loads((cluster / "generate.json").read_text())
     assert meta["spec"]["seed"] == 3 and meta["spec"]["algorithm"] == "dcfr"
     # an interrupted cluster run: one shard missing, the others kept untouched; this time the
