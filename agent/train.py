@@ -4,6 +4,7 @@ registered in the model manifest."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -52,6 +53,15 @@ def load_dataset(data_dir: Path, encoder: "Callable[[dict[str, np.ndarray]], tup
         ys.append(y)
         ms.append(m)
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+
+
+def data_fingerprint(*arrays: np.ndarray) -> str:
+    """sha256 of the training rows: which data a checkpoint was trained on."""
+    digest = hashlib.sha256()
+    for a in arrays:
+        digest.update(str((a.dtype, a.shape)).encode())
+        digest.update(np.ascontiguousarray(a).tobytes())
+    return digest.hexdigest()
 
 
 def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpace") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,12 +127,18 @@ def train(
     best = math.inf
     start_epoch = 0
     best_state = None
+    fingerprint = data_fingerprint(x, y, m)
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, weights_only=False)
-        if ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict():
+        # resume only the same run: the same settings on the same rows (retraining on more
+        # data with the same command must start afresh, not pick up the old network)
+        if ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict() and ckpt.get("data") == fingerprint:
             net.load_state_dict(ckpt["model"])
             opt.load_state_dict(ckpt["optimizer"])
             history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
+            print(f"{ckpt_path}: resuming after epoch {start_epoch}", file=sys.stderr)
+        else:
+            print(f"{ckpt_path}: left by a run with other data or settings; training from the start", file=sys.stderr)
     bar = tqdm(range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs)
     started = time.perf_counter()
     for epoch in bar:
@@ -150,7 +166,7 @@ def train(
         bar.set_postfix(train=f"{total / max(batches, 1):.5f}", val=f"{val:.5f}", best=f"{best:.5f}")
         if (epoch + 1) % 10 == 0 or epoch + 1 == spec.epochs:
             torch.save(
-                {"spec": asdict(spec), "net": net_spec.to_dict(), "model": net.state_dict(), "optimizer": opt.state_dict(),
+                {"spec": asdict(spec), "net": net_spec.to_dict(), "data": fingerprint, "model": net.state_dict(), "optimizer": opt.state_dict(),
                  "history": history, "best": best, "epoch": epoch + 1, "best_state": best_state},
                 ckpt_path,
             )

@@ -116,6 +116,30 @@ def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-9)
 
 
+def test_training_resumes_its_own_run_and_restarts_on_other_data(tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]) -> None:
+    """The checkpoint is picked up by the same command on the same data only: retraining on
+    more data with the same command (the way the shipped networks are improved) starts afresh."""
+    import json
+
+    data, out = tmp_path / "data", tmp_path / "models"
+    spec = GenerateSpec(game="leduc", round=1, situations=32, shard_size=16, seed=1, iterations=30)
+    generate(GenerateSpec(**{**spec.__dict__, "situations": 16}), data, progress=False)
+    space = HandSpace(leduc)
+    tspec = TrainSpec(epochs=3, batch_size=8, hidden=16, layers=2, lr_drop_epoch=2)
+
+    def run() -> list[dict]:
+        train(data, out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="tiny", progress=False)
+        return json.loads((out / "tiny.history.json").read_text())
+
+    first = run()
+    assert run() == first and "resuming after epoch 3" in capsys.readouterr().err  # finished: nothing left to do
+    generate(spec, data, progress=False)  # the same command, run longer: 32 situations
+    again = run()
+    assert "training from the start" in capsys.readouterr().err
+    assert len(again) == 3 and again[0]["train"] != first[0]["train"]
+    assert load_value_net(out / "tiny.pt")[1]["training_situations"] + load_value_net(out / "tiny.pt")[1]["validation_situations"] == 32
+
+
 def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
     from agent.cli import main
 
