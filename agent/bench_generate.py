@@ -101,8 +101,9 @@ def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | N
                               "seconds_per_situation": [round(t, 2) for t in times], "pots": pots, "hands": 1326,
                               "sizing": "fold,call,pot,all-in", "stream": stream}
     if len(times) >= 2:
-        mean, half = float(np.mean(times)), 1.96 * float(np.std(times, ddof=1)) / len(times) ** 0.5
-        fields["rate_ci95"] = [round(1 / (mean + half), 5), round(1 / (mean - half), 5) if mean > half else None]
+        mean, sem = float(np.mean(times)), float(np.std(times, ddof=1)) / len(times) ** 0.5
+        fields["seconds_mean"], fields["seconds_sem"] = round(mean, 4), round(sem, 4)
+        fields["rate_ci95"] = [round(1 / (mean + 1.96 * sem), 5), round(1 / (mean - 1.96 * sem), 5) if mean > 1.96 * sem else None]
     if expl:
         fields["exploitability_pct"] = expl
     return fields
@@ -125,8 +126,10 @@ def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ("seconds_per_situation", "pots", "exploitability_pct"):
         if any(key in p for p in parts):
             fields[key] = [x for p in parts for x in p.get(key, [])]
-    if all("rate_ci95" in p and p["rate_ci95"][1] is not None for p in parts):
-        fields["rate_ci95"] = [round(sum(p["rate_ci95"][i] for p in parts), 5) for i in (0, 1)]
+    if all("seconds_sem" in p for p in parts):
+        # each process's rate is 1 / its mean time: delta method, independent processes
+        half = 1.96 * sum(p["seconds_sem"] ** 2 / p["seconds_mean"] ** 4 for p in parts) ** 0.5
+        fields["rate_ci95"] = [round(max(fields["rate"] - half, 0.0), 5), round(fields["rate"] + half, 5)]
     fields.update({key: parts[0][key] for key in ("hands", "sizing")})
     return fields
 
