@@ -182,7 +182,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from agent.datagen import GenerateSpec, generate
+    from agent.datagen import DataFolderError, GenerateSpec, generate
 
     game = _load_game_or_exit(args.game)
     next_net = None
@@ -220,16 +220,20 @@ def _run_generate(args: argparse.Namespace) -> int:
     spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size,
                         seed=args.seed, iterations=args.iterations, algorithm=args.algorithm, next_net=next_net,
                         aux_flops=args.aux_flops)
-    if args.ray_address is not None:
-        from agent.cluster import ClusterError, generate_on_ray
+    try:
+        if args.ray_address is not None:
+            from agent.cluster import ClusterError, generate_on_ray
 
-        try:
-            stats = generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
-        except ClusterError as exc:
-            print(f"deepstack generate: error: {exc}", file=sys.stderr)
-            return 1
-    else:
-        stats = generate(spec, Path(args.out))
+            try:
+                stats = generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
+            except ClusterError as exc:
+                print(f"deepstack generate: error: {exc}", file=sys.stderr)
+                return 1
+        else:
+            stats = generate(spec, Path(args.out))
+    except DataFolderError as exc:
+        print(f"deepstack generate: error: {exc}", file=sys.stderr)
+        return 2
     print(f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s ({stats['situations_per_s']:.2f}/s) into {args.out}")
     return 0
 

@@ -350,20 +350,84 @@ def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     os.replace(tmp, path)
 
 
+#: spec fields a resumed run may change: how many situations (shards are a function of the seed
+#: and their index, so asking for more extends the same sequence) and where the solves run
+RESUMABLE_FIELDS = ("situations", "device", "threads")
+
+
+class DataFolderError(ValueError):
+    """An output folder holds data generated with other settings (resuming would mix them)."""
+
+
+def _recorded_meta(out: Path) -> dict | None:
+    """What generated the data already in ``out``: its ``generate.json``, else (older or
+    hand-copied folders) the metadata of a shard; None for a folder without data."""
+    record = out / "generate.json"
+    if record.exists():
+        try:
+            return json.loads(record.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DataFolderError(f"{record}: unreadable ({exc}); move it away only if the shards beside it "
+                                  f"were made with the settings of this command") from exc
+    for shard in sorted(out.glob("shard-*.npz")):
+        try:
+            with np.load(shard) as z:
+                return json.loads(str(z["meta"]))
+        except Exception as exc:  # noqa: BLE001 - any unreadable shard: refuse, never overwrite
+            raise DataFolderError(f"{shard}: unreadable shard ({exc})") from exc
+    return None
+
+
+def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None) -> None:
+    old = recorded.get("spec", {})
+    new = asdict(spec)
+    differ = [f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new
+              if key not in RESUMABLE_FIELDS and old.get(key) != new[key]]
+    old_sha = recorded.get("next_net_sha256")
+    if old_sha is not None and next_net_sha256 is not None and old_sha != next_net_sha256:
+        differ.append(f"next network sha256 {old_sha[:12]}... -> {next_net_sha256[:12]}... (retrained)")
+    if differ:
+        raise DataFolderError(f"{out} holds data generated with other settings ({'; '.join(differ)}); "
+                              f"resuming would mix them: give another --out, or the folder's settings")
+
+
 def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
-    """Create ``out``, record what generates it (``generate.json``) and return the metadata
-    every shard carries."""
-    out.mkdir(parents=True, exist_ok=True)
-    meta_base = {"spec": asdict(spec), "code_version": code_version(), "command": command or " ".join(sys.argv)}
+    """Create ``out`` (or resume it), record what generates it (``generate.json``) and return
+    the metadata every shard carries.
+
+    A folder that already holds data is resumed only with the same settings (any number of
+    situations): otherwise :class:`DataFolderError`. Each run is appended to the record's
+    ``runs``; the first run's command and code version stay its ``command`` and
+    ``code_version`` (and a hand-written ``note`` is kept)."""
+    recorded = _recorded_meta(out) if out.exists() else None
+    next_net_sha256 = None
     if spec.next_net is not None:
         from agent.models import ModelError, checked_file
 
         # which network made the targets: the path alone may later hold a retrained one
         try:
-            meta_base["next_net_sha256"] = checked_file(spec.next_net)[1]["sha256"]
+            next_net_sha256 = checked_file(spec.next_net)[1]["sha256"]
         except ModelError:
             pass  # the solves refuse it below, with the reason
-    (out / "generate.json").write_text(json.dumps(meta_base, indent=1))
+    if recorded is not None:
+        _check_same_data(out, recorded, spec, next_net_sha256)
+    out.mkdir(parents=True, exist_ok=True)
+    run = {"command": command or " ".join(sys.argv), "code_version": code_version(),
+           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "situations": spec.situations}
+    meta_base = {"spec": asdict(spec), "code_version": run["code_version"], "command": run["command"]}
+    if next_net_sha256 is not None:
+        meta_base["next_net_sha256"] = next_net_sha256
+    record = dict(meta_base)
+    if recorded is not None:
+        record["command"] = recorded.get("command", record["command"])
+        record["code_version"] = recorded.get("code_version", record["code_version"])
+        if "note" in recorded:
+            record["note"] = recorded["note"]
+        first = {k: recorded[k] for k in ("command", "code_version") if k in recorded}
+        record["runs"] = list(recorded.get("runs", [first] if first else [])) + [run]
+    else:
+        record["runs"] = [run]
+    (out / "generate.json").write_text(json.dumps(record, indent=1))
     return meta_base
 
 

@@ -187,7 +187,7 @@ def train(
     if gen.exists():
         try:
             meta = json.loads(gen.read_text())
-            provenance = {"data": {key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note")
+            provenance = {"data": {key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs")
                                    if key in meta}}
         except (OSError, json.JSONDecodeError):
             provenance = {}

@@ -82,6 +82,33 @@ def test_resumed_generation_gives_the_same_shards(tmp_path: Path) -> None:
                 np.testing.assert_array_equal(a[key], b[key])
 
 
+def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Resuming with other solver settings would mix two kinds of targets in one folder: refused
+    (by the CLI with a message and exit 2), nothing written; more situations extend it, and
+    every run is kept in generate.json."""
+    from agent.cli import main
+    from agent.datagen import DataFolderError
+
+    out = tmp_path / "data"
+    spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=20)
+    generate(spec, out, progress=False, command="first")
+    before = (out / "generate.json").read_text()
+    with pytest.raises(DataFolderError, match=r"iterations 20 -> 30"):
+        generate(GenerateSpec(**{**spec.__dict__, "situations": 8, "iterations": 30}), out, progress=False)
+    assert (out / "generate.json").read_text() == before and not shard_path(out, 1).exists()
+    code = main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "4", "--seed", "4",
+                 "--iterations", "20", "--out", str(out)])
+    assert code == 2 and "seed 3 -> 4" in capsys.readouterr().err and not shard_path(out, 1).exists()
+    generate(GenerateSpec(**{**spec.__dict__, "situations": 8}), out, progress=False, command="second")
+    record = json.loads((out / "generate.json").read_text())
+    assert [r["command"] for r in record["runs"]] == ["first", "second"]
+    assert record["command"] == "first" and record["spec"]["situations"] == 8 and shard_path(out, 1).exists()
+    # a folder of shards without its record is checked against the shards' own metadata
+    (out / "generate.json").unlink()
+    with pytest.raises(DataFolderError, match="shard_size 4 -> 2"):
+        generate(GenerateSpec(**{**spec.__dict__, "shard_size": 2}), out, progress=False)
+
+
 def test_zero_sum_layer() -> None:
     net = ValueNet(NetSpec(buckets=6, extra=6, hidden=16, layers=2))
     x = torch.rand(5, 1 + 12 + 6)
