@@ -360,7 +360,7 @@ def check_lbr_run(out: Path, run: dict) -> None:
 def run_lbr_cli(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from agent.lbr import FoldQuery, LBRSetting, fold_summary, run_lbr
+    from agent.lbr import FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
     from agent.match import estimate
     from agent.policies import ProviderFactory
 
@@ -379,14 +379,19 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    bar = tqdm(total=args.hands, desc=f"LBR vs {args.bot}", unit="hand", disable=args.json)
     queries: list[FoldQuery] = []
     estimates: dict[str, list[float]] = {}
+    bar = None
     try:
+        # the bar starts at the hands already played, so its rate and time left are this run's
+        bar = tqdm(total=args.hands, initial=resumed_hands(out, args.hands, args.chunk), desc=f"LBR vs {args.bot}",
+                   unit="hand", disable=args.json)
         values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
-                         chunk=args.chunk, progress=bar.update, queries=queries, estimates=estimates)
+                         chunk=args.chunk, progress=bar.update, queries=queries, estimates=estimates,
+                         progress_resumed=False)
     except ValueError as exc:  # unreadable or overlapping chunks in --out
-        bar.close()
+        if bar is not None:
+            bar.close()
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2
     bar.close()

@@ -429,11 +429,18 @@ def plan_chunks(hands: int, chunk: int, stored: dict[int, list[float]]) -> list[
     return plan
 
 
+def resumed_hands(out_dir: Path | None, hands: int, chunk: int) -> int:
+    """How many of the first ``hands`` hands a run in ``out_dir`` finds already played."""
+    stored = _stored_chunks(out_dir)
+    return sum(count for first, count in plan_chunks(hands, chunk, stored) if first in stored)
+
+
 def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
             out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
             progress: Callable[[int], None] | None = None,
             queries: list[FoldQuery] | None = None,
-            estimates: dict[str, list[float]] | None = None) -> list[float]:
+            estimates: dict[str, list[float]] | None = None,
+            progress_resumed: bool = True) -> list[float]:
     """LBR's realised winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
 
     Each chunk draws its deals from ``(seed, first hand)``, so a run is reproducible for a given
@@ -441,7 +448,9 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
     (:data:`FoldQuery`) of every chunk that has them (kept as ``folds-*.json`` beside the chunk).
     ``estimates`` receives, per :class:`HandResult` field other than ``realised``, the lower-variance
     winnings hand for hand with the returned list (kept as ``expected-*.json`` and
-    ``aivat-*.json``), each only when every chunk has it (older folders may not)."""
+    ``aivat-*.json``), each only when every chunk has it (older folders may not).
+    ``progress`` hears of the hands of stored chunks too unless ``progress_resumed`` is False
+    (a progress bar that starts from :func:`resumed_hands` instead, for an honest rate)."""
     stored = _stored_chunks(out_dir)
     chunks = plan_chunks(hands, chunk, stored)
     results: dict[int, list[float]] = {}
@@ -458,7 +467,7 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
                 values = _stored_estimate(out_dir, prefix, first, count)
                 if values is not None:
                     kept[name][first] = values
-            if progress is not None:
+            if progress is not None and progress_resumed:
                 progress(count)
         else:
             todo.append((first, count))

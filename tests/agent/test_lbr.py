@@ -11,7 +11,7 @@ import pytest
 
 from agent.cli import main
 from agent.handspace import HandSpace
-from agent.lbr import LBRSetting, plan_chunks, range_expected_winnings, run_lbr
+from agent.lbr import LBRSetting, plan_chunks, range_expected_winnings, resumed_hands, run_lbr
 from agent.match import estimate
 from agent.policies import ProviderFactory
 from native.cards import cards_from_str as parse_cards
@@ -143,8 +143,12 @@ def test_chunks_of_another_size_are_reused_and_overlaps_refused(tmp_path: Path) 
     setting = LBRSetting.parse("fca/fca", 2)
     factory = ProviderFactory("leduc-limit", "random")
     first = run_lbr(game, factory, setting, 40, seed=9, out_dir=tmp_path, chunk=40)
-    longer = run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path, chunk=10)
-    assert longer[:40] == first
+    assert resumed_hands(tmp_path, 70, 10) == 40
+    seen: list[int] = []  # a progress bar started at the resumed hands hears of the new ones only
+    longer = run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path, chunk=10, progress=seen.append,
+                     progress_resumed=False)
+    assert longer[:40] == first and sum(seen) == 30
+    assert resumed_hands(tmp_path, 100, 10) == 70 and resumed_hands(tmp_path, 20, 10) == 20
     assert sorted(p.name for p in tmp_path.glob("lbr-*.json")) == [
         "lbr-0000000.json", "lbr-0000040.json", "lbr-0000050.json", "lbr-0000060.json"]
     (tmp_path / "lbr-0000030.json").write_text("[1.0, 2.0]")
