@@ -155,7 +155,8 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         "generate",
         help="generate training situations for a value network",
         description="Random situations (board, pot, R(S,p) ranges) at the start of a round, solved by the "
-        "re-solver; written as resumable shards (an interrupted run continues where it stopped).",
+        "re-solver; written as resumable shards (an interrupted run continues where it stopped; more "
+        "--situations extend a folder; a folder made with other settings is refused).",
     )
     p.add_argument("--game", required=True, help=GAME_HELP)
     p.add_argument("--round", type=int, default=None, help="round at whose start situations are made (default 1)")
