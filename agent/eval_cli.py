@@ -91,7 +91,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=run_aivat_log_cli)
     q = evsub.add_parser(
         "plot",
-        help="PNG pictures of a match or LBR run: winnings with 95% bands, think time per street",
+        help="PNG pictures of a match or LBR run: winnings with 95%% bands, think time per street",
         description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
         "--out and writes OUT/winnings.png (cumulative winnings and running win rate with 95% bands; the duplicate "
         "estimate when both seatings are there) and OUT/think.png (think time per decision by street).",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -30,6 +32,36 @@ def test_each_subcommand_has_help(name: str) -> None:
     out = subprocess.run(deepstack() + [name, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "usage:" in out.stdout
+
+
+def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield " ".join(path), parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _parsers(child, path + (name,))
+
+
+def test_every_command_and_subcommand_formats_its_help() -> None:
+    """All of them, nested ones included (``eval lbr``, ``eval plot``, ...): a stray ``%`` in a
+    help string makes ``--help`` crash, for the parent command too."""
+    from agent.cli import build_parser
+
+    names = []
+    for name, parser in _parsers(build_parser()):
+        assert "usage:" in parser.format_help(), name
+        names.append(name)
+    assert {"eval", "eval lbr", "eval plot", "generate", "train", "bench"} <= set(names)
+
+
+@pytest.mark.parametrize("suite", ["solver", "native", "generate", "resolve"])
+def test_each_bench_suite_has_help(suite: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from agent.cli import BENCHES, main
+
+    assert suite in BENCHES
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", suite, "--help"])
+    assert exit_.value.code == 0 and "usage:" in capsys.readouterr().out
 
 
 def test_dealer_process_with_two_play_processes(tmp_path: Path) -> None:
