@@ -235,6 +235,10 @@ def _run_generate(args: argparse.Namespace) -> int:
     except DataFolderError as exc:
         print(f"deepstack generate: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # --out not a folder, no space left, ...
+        print(f"deepstack generate: error: cannot write to {args.out}: {exc} (shards already written are kept; "
+              "the same command resumes)", file=sys.stderr)
+        return 1
     print(f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s ({stats['situations_per_s']:.2f}/s) into {args.out}")
     return 0
 
@@ -302,6 +306,9 @@ def _run_train(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # --out not a folder, no space left, ...
+        print(f"deepstack train: error: cannot write to {args.out}: {exc}", file=sys.stderr)
+        return 1
     print(f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} ({int(stats['situations'])} situations)")
     return 0
 

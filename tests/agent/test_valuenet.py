@@ -287,3 +287,14 @@ def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert main(["generate", "--game", "leduc", "--street", "turn", "--situations", "1", "--out", str(tmp_path)]) == 2
     assert main(["train", "--game", "hunl", "--data", str(tmp_path), "--out", str(tmp_path), "--name", "x"]) == 2
     assert "--street turn" in capsys.readouterr().err
+    # an --out that is a file: a message and exit 1, no traceback
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--shard-size", "2", "--iterations", "2",
+                 "--out", str(not_a_folder)]) == 1
+    assert f"cannot write to {not_a_folder}" in capsys.readouterr().err
+    data = tmp_path / "data"
+    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "8", "--iterations", "2",
+                 "--out", str(data)]) == 0
+    assert main(["train", "--game", "leduc", "--data", str(data), "--out", str(not_a_folder), "--name", "x", "--epochs", "1"]) == 1
+    assert f"cannot write to {not_a_folder}" in capsys.readouterr().err
