@@ -434,11 +434,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "dealer":
-        return _run_dealer(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    command = " ".join(argv[:2] if argv and argv[0] in ("eval", "bench") else argv[:1])
+    try:
+        if command == "dealer":
+            return _run_dealer(argv[1:])
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except OSError as exc:
+        # what the machine refused (an output path that is a file, no permission, no space):
+        # one line naming the path, not a traceback; commands handle what they can resume
+        print(f"deepstack {command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -64,6 +64,22 @@ def test_each_bench_suite_has_help(suite: str, capsys: pytest.CaptureFixture[str
     assert exit_.value.code == 0 and "usage:" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("argv", [
+    ["match", "leduc", "4", "random", "call", "--log-dir", "{file}"],
+    ["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "4", "--out", "{file}"],
+    ["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--shard-size", "2", "--iterations", "2", "--out", "{file}"],
+])
+def test_an_output_path_that_is_a_file_is_one_line_and_exit_1(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agent.cli import main
+
+    file = tmp_path / "a-file"
+    file.write_text("kept")
+    assert main([a.replace("{file}", str(file)) for a in argv]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"deepstack {argv[0]}") and str(file) in err[0]
+    assert file.read_text() == "kept"
+
+
 def test_dealer_process_with_two_play_processes(tmp_path: Path) -> None:
     dealer = subprocess.Popen(
         deepstack() + ["dealer", "m", "leduc-limit", "50", "9", "A", "B", "-q", "--log-dir", str(tmp_path)],
