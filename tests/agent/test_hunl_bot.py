@@ -129,7 +129,7 @@ def _replay(resolver: ContinualResolver, hunl: Game, position: int, betting: str
     return state
 
 
-@pytest.mark.parametrize("weight", [0.0, 0.9])
+@pytest.mark.parametrize("weight", [0.0, 0.5, 0.9])
 def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) -> None:
     """A hand of a real match against a calling station: 55 on 3s5s3h/Ah/Tc, checked to us on
     the river. Without the opponent-range warm start the gadget's opponent declines the
