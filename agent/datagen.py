@@ -417,16 +417,11 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     meta_base = {"spec": asdict(spec), "code_version": run["code_version"], "command": run["command"]}
     if next_net_sha256 is not None:
         meta_base["next_net_sha256"] = next_net_sha256
-    record = dict(meta_base)
-    if recorded is not None:
-        record["command"] = recorded.get("command", record["command"])
-        record["code_version"] = recorded.get("code_version", record["code_version"])
-        if "note" in recorded:
-            record["note"] = recorded["note"]
-        first = {k: recorded[k] for k in ("command", "code_version") if k in recorded}
-        record["runs"] = list(recorded.get("runs", [first] if first else [])) + [run]
-    else:
-        record["runs"] = [run]
+    recorded = recorded or {}
+    # a record from before `runs` existed (or a shard's metadata) counts as one earlier run
+    earlier = recorded.get("runs") or [{k: recorded[k] for k in ("command", "code_version") if k in recorded}]
+    kept = {k: recorded[k] for k in ("command", "code_version", "note") if k in recorded}
+    record = {**meta_base, **kept, "runs": [r for r in earlier if r] + [run]}
     (out / "generate.json").write_text(json.dumps(record, indent=1))
     return meta_base
 
