@@ -418,6 +418,10 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
             for kind, row in kinds.items():
                 print(f"  {name} {kind} bets: the bot folds {row['mean_fold']:.1%} (a bluff gains above "
                       f"{row['bluff_breakeven']:.1%}; {row['queries']} queries)")
+                for label, words in (("lbr_led", "LBR leading the round"), ("after_bot", "after the bot's check or bet")):
+                    if f"{label}_queries" in row:
+                        print(f"    {words}: {row[f'{label}_mean_fold']:.1%} (above "
+                              f"{row[f'{label}_bluff_breakeven']:.1%}; {row[f'{label}_queries']} queries)")
     return 0
 
 

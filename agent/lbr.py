@@ -108,8 +108,11 @@ def _sampled_checkdown(space: HandSpace, ours: Sequence[int], board: Sequence[in
 
 
 #: one of LBR's questions to the bot: (round, bet as a fraction of the pot after calling,
-#: whether it is all-in, the bot's fold probability weighted by its range)
-FoldQuery = tuple[int, float, bool, float]
+#: whether it is all-in, the bot's fold probability weighted by its range, whether the bot had
+#: already acted in the round: a check or bet LBR answers, rather than LBR leading; None in
+#: files written before it was kept). The bot re-solves these two cases differently
+#: (:meth:`agent.continual.ContinualResolver._round_start`), so their fold rates are told apart
+FoldQuery = tuple[int, float, bool, float, bool | None]
 
 
 class LBRPlayer:
@@ -182,7 +185,8 @@ class LBRPlayer:
                 p_fold = float((self.belief * p_fold_h).sum())
                 to_call = state.max_spent - state.spent[me]
                 fraction = (after.spent[me] - state.max_spent) / (state.pot + to_call)
-                self.queries.append((state.round, round(fraction, 3), after.max_spent >= state.game.stack[me], p_fold))
+                bot_acted = (1 - me) in state.actors[state.round]
+                self.queries.append((state.round, round(fraction, 3), after.max_spent >= state.game.stack[me], p_fold, bot_acted))
                 called = self.belief * (1 - p_fold_h)
                 outcome = 0.0
                 if called.sum() > 0:
@@ -364,28 +368,37 @@ def _stored_queries(out_dir: Path | None, first: int) -> list[FoldQuery] | None:
     if path is None or not path.exists():
         return None
     try:
-        return [(int(r), float(f), bool(a), float(p)) for r, f, a, p in json.loads(path.read_text())]
+        rows = json.loads(path.read_text())
+        return [(int(r), float(f), bool(a), float(p), bool(rest[0]) if rest else None) for r, f, a, p, *rest in rows]
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{path}: not a file of LBR fold queries ({exc})") from exc
 
 
 def fold_summary(queries: Sequence[FoldQuery], num_rounds: int) -> dict[str, dict[str, dict[str, float]]]:
     """The bot's mean fold probability to LBR's bets per round and size (pot, all-in, other),
-    next to the fold rate above which a pure bluff of that size gains (b / (1 + b))."""
+    next to the fold rate above which a pure bluff of that size gains (b / (1 + b)); where the
+    queries say so, also split by whether LBR led the round or answered the bot's action."""
     out: dict[str, dict[str, dict[str, float]]] = {}
-    groups: dict[tuple[int, str], list[tuple[float, float]]] = {}
-    for rnd, fraction, all_in, p_fold in queries:
+    groups: dict[tuple[int, str], list[tuple[float, float, bool | None]]] = {}
+    for rnd, fraction, all_in, p_fold, bot_acted in queries:
         kind = "all-in" if all_in else ("pot" if abs(fraction - 1.0) < 0.05 else "other")
-        groups.setdefault((rnd, kind), []).append((fraction, p_fold))
+        groups.setdefault((rnd, kind), []).append((fraction, p_fold, bot_acted))
     for (rnd, kind), rows in sorted(groups.items()):
-        fractions = np.array([f for f, _ in rows])
-        folds = np.array([p for _, p in rows])
+        fractions = np.array([f for f, _, _ in rows])
+        folds = np.array([p for _, p, _ in rows])
         name = ("preflop", "flop", "turn", "river")[rnd] if num_rounds == 4 else f"round {rnd + 1}"
-        out.setdefault(name, {})[kind] = {
+        row: dict[str, float] = {
             "queries": len(rows),
             "mean_fold": round(float(folds.mean()), 4),
             "bluff_breakeven": round(float((fractions / (1 + fractions)).mean()), 4),
         }
+        for label, flag in (("lbr_led", False), ("after_bot", True)):
+            part = [(f, p) for f, p, acted in rows if acted is flag]
+            if part:
+                row[f"{label}_queries"] = len(part)
+                row[f"{label}_mean_fold"] = round(float(np.mean([p for _, p in part])), 4)
+                row[f"{label}_bluff_breakeven"] = round(float(np.mean([f / (1 + f) for f, _ in part])), 4)
+        out.setdefault(name, {})[kind] = row
     return out
 
 

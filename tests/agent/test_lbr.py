@@ -190,14 +190,15 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     setting = LBRSetting.parse("fcpa/fcpa", 2)
     asked: list[FoldQuery] = []
     run_lbr(game, ProviderFactory("leduc", "call"), setting, 30, seed=1, queries=asked)
-    assert asked and all(p == 0.0 for _, _, _, p in asked)  # a calling station never folds
-    assert {round(f, 3) for _, f, a, _ in asked if not a} == {1.0}  # pot bets: 1x the pot after calling
+    assert asked and all(p == 0.0 for _, _, _, p, _ in asked)  # a calling station never folds
+    assert {round(f, 3) for _, f, a, _, _ in asked if not a} == {1.0}  # pot bets: 1x the pot after calling
 
     queries: list[FoldQuery] = []
     values = run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, chunk=20,
                      queries=queries)
     assert sorted(p.name for p in tmp_path.glob("folds-*.json")) == ["folds-0000000.json", "folds-0000020.json"]
-    assert any(p > 0 for *_, p in queries) and all(0 <= p <= 1 for *_, p in queries)
+    assert any(p > 0 for _, _, _, p, _ in queries) and all(0 <= p <= 1 for _, _, _, p, _ in queries)
+    assert {acted for *_, acted in queries} == {False, True}  # LBR leads some rounds and answers the bot in others
     again: list[FoldQuery] = []
     estimates: dict[str, list[float]] = {}
     assert run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again,
@@ -209,7 +210,19 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     summary = fold_summary(queries, game.num_rounds)
     assert set(summary) <= {"round 1", "round 2"}
     pot = summary["round 1"]["pot"]
-    assert pot["bluff_breakeven"] == 0.5 and pot["queries"] == sum(1 for r, f, a, _ in queries if r == 0 and not a and f == 1.0)
+    assert pot["bluff_breakeven"] == 0.5 and pot["queries"] == sum(1 for r, f, a, _, _ in queries if r == 0 and not a and f == 1.0)
+    assert pot["lbr_led_queries"] + pot["after_bot_queries"] == pot["queries"]
+    led = [p for r, f, a, p, acted in queries if r == 0 and not a and f == 1.0 and not acted]
+    assert pot["lbr_led_mean_fold"] == round(float(np.mean(led)), 4)
+
+    # a chunk written before the queries said who had acted: read back without it, left out of the split
+    old = tmp_path / "folds-0000000.json"
+    old.write_text(json.dumps([row[:4] for row in json.loads(old.read_text())]))
+    legacy: list[FoldQuery] = []
+    run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=legacy)
+    assert legacy[:3] == [(*q[:4], None) for q in queries[:3]] and legacy[-1] == queries[-1]
+    split = fold_summary(legacy, game.num_rounds)["round 1"]["pot"]
+    assert split["queries"] == pot["queries"] and split["lbr_led_queries"] < pot["lbr_led_queries"]
 
     (tmp_path / "folds-0000020.json").unlink()  # a chunk written before the queries were kept
     partial: list[FoldQuery] = []
@@ -229,6 +242,7 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
                  "--seed", "3", "--out", str(tmp_path / "cli")]) == 0
     out = capsys.readouterr().out
     assert "round 1 pot bets: the bot folds" in out and "a bluff gains above 50.0%" in out
+    assert "LBR leading the round:" in out and "after the bot's check or bet:" in out
     assert "showdowns averaged over the bot's range" in out
     result = json.loads((tmp_path / "cli" / "result.json").read_text())
     assert result["hands"] == 20
