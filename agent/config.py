@@ -75,6 +75,10 @@ class WarmStartConfig:
     #: opponent's choice, bluffs included, is part of the re-solve); "current" re-solves at
     #: the state faced with the conservative warm start (DeepStack's)
     opponent_first: Literal["round_start", "current"] = "round_start"
+    #: a bet faced after our own action in the round (our check or bet answered): "off" re-solves
+    #: there from the gadget alone (DeepStack's); "conservative" or "aggressive" adds the warm
+    #: start in that mode, the estimate having seen the opponent's bet
+    after_our_action: Literal["off", "conservative", "aggressive"] = "off"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight < 1.0:

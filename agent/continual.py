@@ -95,6 +95,9 @@ class ResolveSettings:
     #: on): re-solve from the round's start, the opponent's action in the tree, with the warm
     #: start there, instead of at the state faced (see :meth:`ContinualResolver._round_start`)
     from_round_start: bool = False
+    #: a bet faced after our own action in the round: the warm start there too, in this mode
+    #: ("off": the gadget alone, DeepStack's), with the estimate updated by the opponent's bet
+    warm_start_after_ours: Literal["off", "conservative", "aggressive"] = "off"
     #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
     #: decision holds ~0.33 MB, and opponents with many bet sizes make many distinct lines, so
     #: the least recently used ones go (memory stays bounded over long matches)
@@ -387,14 +390,19 @@ class ContinualResolver:
         return round_start(state), taken[0]
 
     def _warm_start(self, state: HandState) -> WarmStart | None:
-        """The opponent-range warm start for our first action of a round (None otherwise)."""
+        """The opponent-range warm start for our first action of a round, and for a bet faced
+        after our own action when ``warm_start_after_ours`` asks for it (None otherwise)."""
         mem = self._memory()
         weight = self.settings.warm_start_weight
-        first = mem.position not in state.actors[state.round]
-        if weight <= 0 or not first or mem.opp_range is None:
+        if weight <= 0 or mem.opp_range is None:
             return None
         facing_bet = state.amount_to_call() > 0
-        mode = "conservative" if facing_bet else self.settings.warm_start_mode
+        if mem.position not in state.actors[state.round]:
+            mode = "conservative" if facing_bet else self.settings.warm_start_mode
+        elif facing_bet and self.settings.warm_start_after_ours != "off":
+            mode = self.settings.warm_start_after_ours
+        else:
+            return None
         return WarmStart(mem.opp_range, weight, mode)
 
     def act(self, decision: Decision, action: Action) -> None:
