@@ -156,6 +156,26 @@ def test_warm_start_only_at_our_first_action_of_a_round(leduc_limit: Game) -> No
     assert off._warm_start(HandState.initial(leduc_limit)) is None
 
 
+@pytest.mark.parametrize("mode", ["conservative", "aggressive"])
+def test_warm_start_after_our_action_when_asked(leduc_limit: Game, mode: str) -> None:
+    """``warm_start_after_ours``: a bet faced after our own action in the round is re-solved with
+    the warm start too, its estimate updated by that bet (Bayes with our model of the opponent)."""
+    space = HandSpace(leduc_limit)
+    resolver = ContinualResolver(space, ResolveSettings.uniform(FCPA, FAST, warm_start_weight=0.5,
+                                                                warm_start_after_ours=mode))
+    resolver.start_hand(0)
+    state = HandState.initial(leduc_limit)
+    resolver.act(resolver.decide(state), CALL)
+    before = resolver.memory.opp_range.copy()
+    faced = state.apply(CALL).apply(LIMIT_RAISE)
+    resolver.observe(faced)
+    warm = resolver._warm_start(faced)
+    assert warm is not None and warm.mode == mode and warm.weight == 0.5
+    assert not np.allclose(warm.estimate, before)  # the raise sharpened it
+    decision = resolver.decide(faced)  # and the re-solve runs with it
+    assert np.allclose(decision.strategy.sum(axis=0)[decision.our_range > 0], 1.0)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])  # float32 on the CPU: the fused C kernels
 def test_action_values_are_what_each_action_wins_against_the_opponent_range(leduc_limit: Game, dtype: str) -> None:
     """Folding is worth minus what we put in, for every hand: the division by the opponent's
