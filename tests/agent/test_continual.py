@@ -202,6 +202,44 @@ def test_action_values_are_what_each_action_wins_against_the_opponent_range(ledu
         assert abs(values).max() <= 13 + 1e-6  # leduc-limit: ante 1, two raises of 2, two of 4
 
 
+def test_a_bet_after_our_action_is_resolved_from_our_action(leduc_limit: Game) -> None:
+    """``warm_start_after_ours="from_our_action"``: we check the second round, the opponent
+    bets; the re-solve starts after our check (where the opponent values we keep are valid)
+    with the bet in the tree and the estimate from before the bet; the decision is the one
+    below the bet, on the right scale. Without the setting the state faced is re-solved."""
+    space = HandSpace(leduc_limit)
+    config = SolverConfig(iterations=60, device="cpu", dtype="float64")
+    settings = ResolveSettings.uniform(FCPA, config, warm_start_weight=0.5, from_round_start=True,
+                                       warm_start_after_ours="from_our_action")
+    resolver = ContinualResolver(space, settings)
+    resolver.start_hand(0)
+    state = HandState.initial(leduc_limit)
+    resolver.act(resolver.decide(state), CALL)
+    state = state.apply(CALL).apply(CALL).with_board(cards_from_str("Ks"))
+    resolver.observe(state)
+    assert resolver._after_our_action(state) is None  # nothing faced yet
+    resolver.act(resolver.decide(state), CALL)
+    checked = state.apply(CALL)
+    at_check = resolver.memory.opp_range.copy()
+    state = checked.apply(LIMIT_RAISE)
+    resolver.observe(state)
+    assert not np.allclose(resolver.memory.opp_range, at_check)  # the estimate saw the bet
+    origin = resolver._after_our_action(state)
+    assert origin is not None and origin[0] == checked and origin[1] == LIMIT_RAISE
+    assert np.array_equal(origin[2], at_check)
+    decision = resolver.decide(state)
+    assert decision.state == state and decision.actions == [FOLD, CALL, LIMIT_RAISE]
+    held = decision.our_range > 0
+    assert np.allclose(decision.strategy.sum(axis=0)[held], 1.0)
+    fold = decision.actions.index(FOLD)
+    for h in np.nonzero(held)[0]:
+        values = decision.action_values(int(h))
+        assert values is not None and values[fold] == pytest.approx(-state.spent[0], rel=1e-4)
+    plain = ContinualResolver(space, ResolveSettings.uniform(FCPA, config, warm_start_weight=0.5, from_round_start=True))
+    plain.memory = resolver.memory.copy()
+    assert plain._after_our_action(state) is None
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_opponent_first_in_a_round_is_resolved_from_the_round_start(leduc_limit: Game, dtype: str) -> None:
     """The opponent bets first in the second round: the re-solve starts at the round's start
