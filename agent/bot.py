@@ -104,8 +104,7 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
         else:
             raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
     return ResolveSettings(streets=tuple(streets), warm_start_weight=cfg.warm_start.weight, warm_start_mode=cfg.warm_start.mode,
-                           from_round_start=cfg.warm_start.opponent_first == "round_start",
-                           warm_start_after_ours=cfg.warm_start.after_our_action)
+                           from_round_start=cfg.warm_start.opponent_first == "round_start")
 
 
 def is_leduc(game: Game) -> bool:

@@ -75,11 +75,6 @@ class WarmStartConfig:
     #: opponent's choice, bluffs included, is part of the re-solve); "current" re-solves at
     #: the state faced with the conservative warm start (DeepStack's)
     opponent_first: Literal["round_start", "current"] = "round_start"
-    #: a bet faced after our own action in the round (our check or bet answered): "off" re-solves
-    #: there from the gadget alone (DeepStack's); "conservative" or "aggressive" adds the warm
-    #: start in that mode, the estimate having seen the opponent's bet; "from_our_action"
-    #: re-solves from the state after our action, the bet in the tree, as "round_start" does
-    after_our_action: Literal["off", "conservative", "aggressive", "from_our_action"] = "off"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight < 1.0:

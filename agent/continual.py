@@ -95,11 +95,6 @@ class ResolveSettings:
     #: on): re-solve from the round's start, the opponent's action in the tree, with the warm
     #: start there, instead of at the state faced (see :meth:`ContinualResolver._round_start`)
     from_round_start: bool = False
-    #: a bet faced after our own action in the round (after the pre-flop): "off" re-solves there
-    #: from the gadget alone (DeepStack's); "conservative"/"aggressive" add the warm start there
-    #: in that mode, the estimate updated by the bet; "from_our_action" re-solves from the state
-    #: after our action with the opponent's bet in the tree (see :meth:`ContinualResolver._after_our_action`)
-    warm_start_after_ours: Literal["off", "conservative", "aggressive", "from_our_action"] = "off"
     #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
     #: decision holds ~0.33 MB, and opponents with many bet sizes make many distinct lines, so
     #: the least recently used ones go (memory stays bounded over long matches)
@@ -250,16 +245,12 @@ class HandMemory:
     #: the opponent's strategies the estimate is updated with, and the actions already seen
     opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
     actions_seen: int = 0
-    #: the estimate when we last acted, before the opponent answered (the warm start of a
-    #: re-solve that starts there, ``warm_start_after_ours="from_our_action"``)
-    opp_range_at_act: np.ndarray | None = None
 
     def copy(self) -> "HandMemory":
         """An independent copy (decisions are shared: they are never modified)."""
         return replace(
             self, our_range=self.our_range.copy(), opp_values=self.opp_values.copy(), history=list(self.history),
             opp_range=None if self.opp_range is None else self.opp_range.copy(),
-            opp_range_at_act=None if self.opp_range_at_act is None else self.opp_range_at_act.copy(),
         )
 
 
@@ -358,12 +349,13 @@ class ContinualResolver:
         if not state.num_actions and state.round == 0 and mem.position in self._root:
             return self._root[mem.position]
         st = self.settings.street(state.round)
-        origin = self._round_start(state) or self._after_our_action(state)
+        origin = self._round_start(state)
         if origin is None:
             root, opponent_action, warm = state, None, self._warm_start(state)
         else:
-            root, opponent_action, estimate = origin
-            warm = WarmStart(estimate, self.settings.warm_start_weight, self.settings.warm_start_mode)
+            root, opponent_action = origin
+            assert mem.opp_range is not None
+            warm = WarmStart(mem.opp_range, self.settings.warm_start_weight, self.settings.warm_start_mode)
         start = time.perf_counter()
         solution = resolve(
             root, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
@@ -372,9 +364,9 @@ class ContinualResolver:
         )
         return summarize(solution, state, time.perf_counter() - start)
 
-    def _round_start(self, state: HandState) -> tuple[HandState, Action, np.ndarray] | None:
-        """``(start of the round, the opponent's first action, the range estimate there)`` when
-        the re-solve should start before that action, else None.
+    def _round_start(self, state: HandState) -> tuple[HandState, Action] | None:
+        """``(start of the round, the opponent's first action)`` when the re-solve should start
+        before that action, else None.
 
         The opponent's values we keep are valid where its action was taken, not after it.
         Re-solving at the state faced lets every opponent hand whose values there fall short
@@ -392,48 +384,17 @@ class ContinualResolver:
         taken = state.actions[state.round]
         if state.round == 0 or len(taken) != 1 or state.actors[state.round][0] == mem.position:
             return None
-        return round_start(state), taken[0], mem.opp_range
-
-    def _after_our_action(self, state: HandState) -> tuple[HandState, Action, np.ndarray] | None:
-        """``(the state after our last action, the opponent's answer, the estimate before it)``
-        when ``warm_start_after_ours`` is "from_our_action" and the opponent bet after our
-        action in this round (after the pre-flop), else None.
-
-        The same reasoning as :meth:`_round_start`, one action later: the opponent values we
-        keep are valid after our action, where the opponent chose its bet. Re-solving at the
-        bet faced lets the hands whose values there fall short "terminate" (measured: the bot
-        folded 58% of its range to LBR's turn pot bets after its own check or bet, against 48%
-        where LBR led the round). From our action the opponent's whole choice there is part of
-        the re-solve, its bluffs included. The warm start at the faced state itself (the
-        "conservative" and "aggressive" values) makes us best-respond to our model of the
-        bettor's range instead, and the model's bluffs are then called far too often
-        (measured: folds to all-in bets 56% where a bluff gains above 95%)."""
-        mem = self._memory()
-        if (self.settings.warm_start_after_ours != "from_our_action" or self.settings.warm_start_weight <= 0
-                or mem.opp_range_at_act is None or state.round == 0 or mem.last_action is None):
-            return None
-        taken, actors = state.actions[state.round], state.actors[state.round]
-        if len(taken) < 2 or actors[-1] == mem.position or actors[-2] != mem.position or taken[-2] != mem.last_action:
-            return None
-        before = round_start(state)
-        for action in taken[:-1]:
-            before = before.apply(action)
-        return before, taken[-1], mem.opp_range_at_act
+        return round_start(state), taken[0]
 
     def _warm_start(self, state: HandState) -> WarmStart | None:
-        """The opponent-range warm start for our first action of a round, and for a bet faced
-        after our own action when ``warm_start_after_ours`` asks for it (None otherwise)."""
+        """The opponent-range warm start for our first action of a round (None otherwise)."""
         mem = self._memory()
         weight = self.settings.warm_start_weight
-        if weight <= 0 or mem.opp_range is None:
+        first = mem.position not in state.actors[state.round]
+        if weight <= 0 or not first or mem.opp_range is None:
             return None
         facing_bet = state.amount_to_call() > 0
-        if mem.position not in state.actors[state.round]:
-            mode = "conservative" if facing_bet else self.settings.warm_start_mode
-        elif facing_bet and self.settings.warm_start_after_ours in ("conservative", "aggressive"):
-            mode = self.settings.warm_start_after_ours
-        else:
-            return None
+        mode = "conservative" if facing_bet else self.settings.warm_start_mode
         return WarmStart(mem.opp_range, weight, mode)
 
     def act(self, decision: Decision, action: Action) -> None:
@@ -452,7 +413,6 @@ class ContinualResolver:
         mem.our_range = new_range / mass
         mem.opp_values = opp_values / mass
         mem.opp_strategies = decision.opp_strategies  # the opponent's replies are modelled by this re-solve
-        mem.opp_range_at_act = mem.opp_range
         mem.last = decision
         mem.last_action = action
         mem.history.append(str(action))

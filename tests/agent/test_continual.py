@@ -156,26 +156,6 @@ def test_warm_start_only_at_our_first_action_of_a_round(leduc_limit: Game) -> No
     assert off._warm_start(HandState.initial(leduc_limit)) is None
 
 
-@pytest.mark.parametrize("mode", ["conservative", "aggressive"])
-def test_warm_start_after_our_action_when_asked(leduc_limit: Game, mode: str) -> None:
-    """``warm_start_after_ours``: a bet faced after our own action in the round is re-solved with
-    the warm start too, its estimate updated by that bet (Bayes with our model of the opponent)."""
-    space = HandSpace(leduc_limit)
-    resolver = ContinualResolver(space, ResolveSettings.uniform(FCPA, FAST, warm_start_weight=0.5,
-                                                                warm_start_after_ours=mode))
-    resolver.start_hand(0)
-    state = HandState.initial(leduc_limit)
-    resolver.act(resolver.decide(state), CALL)
-    before = resolver.memory.opp_range.copy()
-    faced = state.apply(CALL).apply(LIMIT_RAISE)
-    resolver.observe(faced)
-    warm = resolver._warm_start(faced)
-    assert warm is not None and warm.mode == mode and warm.weight == 0.5
-    assert not np.allclose(warm.estimate, before)  # the raise sharpened it
-    decision = resolver.decide(faced)  # and the re-solve runs with it
-    assert np.allclose(decision.strategy.sum(axis=0)[decision.our_range > 0], 1.0)
-
-
 @pytest.mark.parametrize("dtype", ["float64", "float32"])  # float32 on the CPU: the fused C kernels
 def test_action_values_are_what_each_action_wins_against_the_opponent_range(leduc_limit: Game, dtype: str) -> None:
     """Folding is worth minus what we put in, for every hand: the division by the opponent's
@@ -200,44 +180,6 @@ def test_action_values_are_what_each_action_wins_against_the_opponent_range(ledu
         assert values is not None and values.shape == (len(decision.actions),)
         assert values[fold] == pytest.approx(-state.spent[me], rel=1e-4 if dtype == "float64" else 1e-3)
         assert abs(values).max() <= 13 + 1e-6  # leduc-limit: ante 1, two raises of 2, two of 4
-
-
-def test_a_bet_after_our_action_is_resolved_from_our_action(leduc_limit: Game) -> None:
-    """``warm_start_after_ours="from_our_action"``: we check the second round, the opponent
-    bets; the re-solve starts after our check (where the opponent values we keep are valid)
-    with the bet in the tree and the estimate from before the bet; the decision is the one
-    below the bet, on the right scale. Without the setting the state faced is re-solved."""
-    space = HandSpace(leduc_limit)
-    config = SolverConfig(iterations=60, device="cpu", dtype="float64")
-    settings = ResolveSettings.uniform(FCPA, config, warm_start_weight=0.5, from_round_start=True,
-                                       warm_start_after_ours="from_our_action")
-    resolver = ContinualResolver(space, settings)
-    resolver.start_hand(0)
-    state = HandState.initial(leduc_limit)
-    resolver.act(resolver.decide(state), CALL)
-    state = state.apply(CALL).apply(CALL).with_board(cards_from_str("Ks"))
-    resolver.observe(state)
-    assert resolver._after_our_action(state) is None  # nothing faced yet
-    resolver.act(resolver.decide(state), CALL)
-    checked = state.apply(CALL)
-    at_check = resolver.memory.opp_range.copy()
-    state = checked.apply(LIMIT_RAISE)
-    resolver.observe(state)
-    assert not np.allclose(resolver.memory.opp_range, at_check)  # the estimate saw the bet
-    origin = resolver._after_our_action(state)
-    assert origin is not None and origin[0] == checked and origin[1] == LIMIT_RAISE
-    assert np.array_equal(origin[2], at_check)
-    decision = resolver.decide(state)
-    assert decision.state == state and decision.actions == [FOLD, CALL, LIMIT_RAISE]
-    held = decision.our_range > 0
-    assert np.allclose(decision.strategy.sum(axis=0)[held], 1.0)
-    fold = decision.actions.index(FOLD)
-    for h in np.nonzero(held)[0]:
-        values = decision.action_values(int(h))
-        assert values is not None and values[fold] == pytest.approx(-state.spent[0], rel=1e-4)
-    plain = ContinualResolver(space, ResolveSettings.uniform(FCPA, config, warm_start_weight=0.5, from_round_start=True))
-    plain.memory = resolver.memory.copy()
-    assert plain._after_our_action(state) is None
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
