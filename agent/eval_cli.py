@@ -180,8 +180,12 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
         if lbr:
             values = [v for p in lbr for v in json.loads(p.read_text())]
-            result = json.loads((source / "result.json").read_text()) if (source / "result.json").exists() else {}
+            # result.json is written when a run ends, run.json when it starts (a stopped run has only that)
+            described = [source / name for name in ("result.json", "run.json") if (source / name).exists()]
+            result = json.loads(described[0].read_text()) if described else {}
             game_name = result.get("game", args.game or "")
+            if not (args.game or game_name):
+                raise ValueError(f"{source}: neither result.json nor run.json names the game: give --game")
             series[f"LBR vs {result.get('bot', 'bot')}"] = np.array(values)
             for prefix, label in (("expected", "showdowns over the bot's range"), ("aivat", "AIVAT")):
                 kept = [p.with_name(f"{prefix}-" + p.name.split("-", 1)[1]) for p in lbr]

@@ -35,6 +35,18 @@ def test_plot_of_lbr_chunks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert (tmp_path / "png2" / "winnings.png").stat().st_size > (tmp_path / "png" / "winnings.png").stat().st_size
 
 
+def test_plot_of_a_stopped_lbr_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run stopped before its end has no result.json: its run.json names the game; with
+    neither, the message says to give --game."""
+    (tmp_path / "lbr-0000000.json").write_text(json.dumps([1.0, -2.0, 3.0, 0.5] * 10))
+    assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png")]) == 2
+    assert "neither result.json nor run.json names the game: give --game" in capsys.readouterr().err
+    assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png"), "--game", "leduc"]) == 0
+    (tmp_path / "run.json").write_text(json.dumps({"game": "leduc-limit", "bot": "call", "setting": "fc/fc"}))
+    assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png2")]) == 0
+    assert (tmp_path / "png2" / "winnings.png").stat().st_size > 0
+
+
 def test_plot_refuses_bad_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "plot", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
     assert "not a folder" in capsys.readouterr().err
