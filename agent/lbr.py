@@ -374,6 +374,17 @@ def _stored_queries(out_dir: Path | None, first: int) -> list[FoldQuery] | None:
         raise ValueError(f"{path}: not a file of LBR fold queries ({exc})") from exc
 
 
+def _fold_stats(rows: Sequence[tuple[float, float]], prefix: str = "") -> dict[str, float]:
+    """Count, mean fold probability and a pure bluff's break-even of ``(fraction, p_fold)`` rows."""
+    fractions = np.array([f for f, _ in rows])
+    folds = np.array([p for _, p in rows])
+    return {
+        f"{prefix}queries": len(rows),
+        f"{prefix}mean_fold": round(float(folds.mean()), 4),
+        f"{prefix}bluff_breakeven": round(float((fractions / (1 + fractions)).mean()), 4),
+    }
+
+
 def fold_summary(queries: Sequence[FoldQuery], num_rounds: int) -> dict[str, dict[str, dict[str, float]]]:
     """The bot's mean fold probability to LBR's bets per round and size (pot, all-in, other),
     next to the fold rate above which a pure bluff of that size gains (b / (1 + b)); where the
@@ -384,20 +395,12 @@ def fold_summary(queries: Sequence[FoldQuery], num_rounds: int) -> dict[str, dic
         kind = "all-in" if all_in else ("pot" if abs(fraction - 1.0) < 0.05 else "other")
         groups.setdefault((rnd, kind), []).append((fraction, p_fold, bot_acted))
     for (rnd, kind), rows in sorted(groups.items()):
-        fractions = np.array([f for f, _, _ in rows])
-        folds = np.array([p for _, p, _ in rows])
         name = ("preflop", "flop", "turn", "river")[rnd] if num_rounds == 4 else f"round {rnd + 1}"
-        row: dict[str, float] = {
-            "queries": len(rows),
-            "mean_fold": round(float(folds.mean()), 4),
-            "bluff_breakeven": round(float((fractions / (1 + fractions)).mean()), 4),
-        }
+        row = _fold_stats([(f, p) for f, p, _ in rows])
         for label, flag in (("lbr_led", False), ("after_bot", True)):
             part = [(f, p) for f, p, acted in rows if acted is flag]
             if part:
-                row[f"{label}_queries"] = len(part)
-                row[f"{label}_mean_fold"] = round(float(np.mean([p for _, p in part])), 4)
-                row[f"{label}_bluff_breakeven"] = round(float(np.mean([f / (1 + f) for f, _ in part])), 4)
+                row.update(_fold_stats(part, f"{label}_"))
         out.setdefault(name, {})[kind] = row
     return out
 
