@@ -35,8 +35,10 @@
  * still check each used table's header and n against H, and every row's board index.
  *
  * Batches: rows on the same board are swept together, LANES rows at a time, with the
- * ranges transposed so that each record costs a few vector operations for all of them
- * (the kernels are compiled twice, for AVX2 and baseline x86-64, and picked at load time).
+ * ranges transposed so that each record costs a few vector operations for all of them.
+ * The transposes go 8 x 8 blocks at a time in registers, so the rows are read and written
+ * whole and in order; the sweeps index the transposed copy by hand, and it stays in cache.
+ * The kernels are compiled twice, for AVX2 and baseline x86-64, and picked at load time.
  * Accumulation is in float32, like the rest of the solver: the error of a value is of the
  * order of 1e-7 times the opponent's total mass.
  */
@@ -391,6 +393,8 @@ DS_INLINE void sweep_fold(const uint32_t *table, const int K, const float *restr
  * ---------------------------------------------------------------------------------- */
 
 typedef float vlanes __attribute__((vector_size(LANES * sizeof(float))));
+/* the same vector at any float's address (unaligned loads and stores of whole vectors) */
+typedef float vlanes_u __attribute__((vector_size(LANES * sizeof(float)), aligned(sizeof(float))));
 
 /* Lanes beyond n_rows repeat row 0 (their results are dropped). */
 typedef struct {
@@ -400,56 +404,85 @@ typedef struct {
     float scale[LANES];
 } LaneRows;
 
-DS_INLINE void lanes_gather(const uint32_t *fwd, int n, const LaneRows *rows, vlanes *restrict xs) {
-    const float *const *rr = rows->reach;
-    for (int i = 0; i < n; i++) {
-        const uint32_t h = REC_HAND(fwd[i]);
-        vlanes x;
-        for (int l = 0; l < LANES; l++) x[l] = rr[l][h];
-        xs[i] = x;
+/* LANES x LANES transpose of float vectors in registers: log2(LANES) stages, stage s
+ * exchanging the off-diagonal s x s blocks of each 2s x 2s block (two-source shuffles with
+ * constant masks: unpacks, shuffles and lane permutes). 16 lanes (AVX-512) measured no
+ * faster on a turn lookahead's terminal rows, so only 8 have masks. */
+#define TRANSPOSE_STAGE(S, LO, HI)                          \
+    for (int i = 0; i < LANES; i++) {                      \
+        if (i & (S)) continue;                              \
+        const vlanes a_ = m[i], b_ = m[i + (S)];            \
+        m[i] = __builtin_shuffle(a_, b_, LO);               \
+        m[i + (S)] = __builtin_shuffle(a_, b_, HI);         \
     }
+
+DS_INLINE void transpose_lanes(vlanes m[LANES]) {
+    typedef int vmask __attribute__((vector_size(LANES * sizeof(int))));
+#if LANES == 8
+    TRANSPOSE_STAGE(4, ((vmask){0, 1, 2, 3, 8, 9, 10, 11}), ((vmask){4, 5, 6, 7, 12, 13, 14, 15}));
+    TRANSPOSE_STAGE(2, ((vmask){0, 1, 8, 9, 4, 5, 12, 13}), ((vmask){2, 3, 10, 11, 6, 7, 14, 15}));
+    TRANSPOSE_STAGE(1, ((vmask){0, 8, 2, 10, 4, 12, 6, 14}), ((vmask){1, 9, 3, 11, 5, 13, 7, 15}));
+#else
+#error "transpose_lanes has masks for LANES == 8 only"
+#endif
 }
 
-/* out rows [h] = scale * os[i] for the valid hands, 0 for the blocked ones */
-DS_INLINE void lanes_scatter(const uint32_t *table, const LaneRows *rows, const vlanes *restrict os) {
-    const int n = (int)table[0];
-    const int H = (int)(table[1] & 0xFFFF);
-    const uint32_t *fwd = table + TABLE_HEADER, *blk = fwd + 2 * n;
+/* xs[h] = the lanes' reach of hand h, for every hand (transposed a block of 8 hands at a
+ * time: the rows are read in order, whole vectors, instead of one float per lane and hand) */
+DS_INLINE void lanes_gather(int H, const LaneRows *rows, vlanes *restrict xs) {
+    const float *const *rr = rows->reach;
+    int h = 0;
+    for (; h + LANES <= H; h += LANES) {
+        vlanes m[LANES];
+        for (int l = 0; l < LANES; l++) m[l] = *(const vlanes_u *)(rr[l] + h);
+        transpose_lanes(m);
+        for (int j = 0; j < LANES; j++) xs[h + j] = m[j];
+    }
+    for (; h < H; h++)
+        for (int l = 0; l < LANES; l++) xs[h][l] = rr[l][h];
+}
+
+/* out rows [h] = scale * os[h]: os holds every hand (0 for the blocked ones) */
+DS_INLINE void lanes_scatter(int H, const LaneRows *rows, const vlanes *restrict os) {
     vlanes s;
     for (int l = 0; l < LANES; l++) s[l] = rows->scale[l];
     const int L = rows->n_rows;
     float *const *ro = rows->out;
-    if (L == LANES) {
-        for (int i = 0; i < n; i++) {
-            const uint32_t h = REC_HAND(fwd[i]);
-            const vlanes o = os[i] * s;
-            for (int l = 0; l < LANES; l++) ro[l][h] = o[l];
-        }
-    } else {
-        for (int i = 0; i < n; i++) {
-            const uint32_t h = REC_HAND(fwd[i]);
-            const vlanes o = os[i] * s;
-            for (int l = 0; l < L; l++) ro[l][h] = o[l];
-        }
+    int h = 0;
+    for (; h + LANES <= H; h += LANES) {
+        vlanes m[LANES];
+        for (int j = 0; j < LANES; j++) m[j] = os[h + j] * s;
+        transpose_lanes(m);
+        for (int l = 0; l < L; l++) *(vlanes_u *)(ro[l] + h) = m[l];
     }
-    for (int l = 0; l < L; l++)
-        for (int i = 0; i < H - n; i++) ro[l][REC_HAND(blk[i])] = 0.0f;
+    for (; h < H; h++) {
+        const vlanes o = os[h] * s;
+        for (int l = 0; l < L; l++) ro[l][h] = o[l];
+    }
 }
 
-/* xs, os: scratch of n vectors each (aligned to a vector). */
+DS_INLINE void lanes_zero_blocked(const uint32_t *table, vlanes *restrict os) {
+    const int n = (int)table[0];
+    const int H = (int)(table[1] & 0xFFFF);
+    const uint32_t *blk = table + TABLE_HEADER + 2 * n;
+    for (int i = 0; i < H - n; i++) os[REC_HAND(blk[i])] = (vlanes){0};
+}
+
+/* xs, os: scratch of H vectors each (aligned to a vector), indexed by hand. */
 DS_CLONES static void lanes_showdown(const uint32_t *table, const LaneRows *rows, vlanes *restrict xs,
                                      vlanes *restrict os) {
     const int n = (int)table[0];
+    const int H = (int)(table[1] & 0xFFFF);
     const int K = header_k(table[1]);
     const uint32_t *fwd = table + TABLE_HEADER, *bwd = fwd + n;
-    lanes_gather(fwd, n, rows, xs);
+    lanes_gather(H, rows, xs);
     vlanes cw[CARD_SLOTS], W = {0};
     memset(cw, 0, sizeof cw);
     if (K == 2) {
         for (int i = 0; i < n; i++) {
-            const uint32_t e = fwd[i], a = REC_A(e), b = REC_B(e);
-            const vlanes x = xs[i], ca = cw[a], cb = cw[b];
-            os[i] = W - ca - cb;
+            const uint32_t e = fwd[i], h = REC_HAND(e), a = REC_A(e), b = REC_B(e);
+            const vlanes x = xs[h], ca = cw[a], cb = cw[b];
+            os[h] = W - ca - cb;
             cw[a] = ca + x;
             cw[b] = cb + x;
             W += x;
@@ -457,58 +490,75 @@ DS_CLONES static void lanes_showdown(const uint32_t *table, const LaneRows *rows
         memset(cw, 0, sizeof cw);
         W = (vlanes){0};
         for (int i = 0; i < n; i++) {
-            const uint32_t e = bwd[i], p = REC_HAND(e), a = REC_A(e), b = REC_B(e);
-            const vlanes x = xs[p], ca = cw[a], cb = cw[b];
-            os[p] -= W - ca - cb;
+            const uint32_t e = bwd[i], h = REC_HAND(fwd[REC_HAND(e)]), a = REC_A(e), b = REC_B(e);
+            const vlanes x = xs[h], ca = cw[a], cb = cw[b];
+            os[h] -= W - ca - cb;
             cw[a] = ca + x;
             cw[b] = cb + x;
             W += x;
         }
     } else {
         for (int i = 0; i < n; i++) {
-            const uint32_t a = REC_A(fwd[i]);
-            const vlanes x = xs[i], ca = cw[a];
-            os[i] = W - ca;
+            const uint32_t e = fwd[i], h = REC_HAND(e), a = REC_A(e);
+            const vlanes x = xs[h], ca = cw[a];
+            os[h] = W - ca;
             cw[a] = ca + x;
             W += x;
         }
         memset(cw, 0, sizeof cw);
         W = (vlanes){0};
         for (int i = 0; i < n; i++) {
-            const uint32_t e = bwd[i], p = REC_HAND(e), a = REC_A(e);
-            const vlanes x = xs[p], ca = cw[a];
-            os[p] -= W - ca;
+            const uint32_t e = bwd[i], h = REC_HAND(fwd[REC_HAND(e)]), a = REC_A(e);
+            const vlanes x = xs[h], ca = cw[a];
+            os[h] -= W - ca;
             cw[a] = ca + x;
             W += x;
         }
     }
-    lanes_scatter(table, rows, os);
+    lanes_zero_blocked(table, os);
+    lanes_scatter(H, rows, os);
 }
 
 DS_CLONES static void lanes_fold(const uint32_t *table, const LaneRows *rows, vlanes *restrict xs,
                                  vlanes *restrict os) {
     const int n = (int)table[0];
+    const int H = (int)(table[1] & 0xFFFF);
     const int K = header_k(table[1]);
     const uint32_t *fwd = table + TABLE_HEADER;
-    lanes_gather(fwd, n, rows, xs);
-    vlanes cw[2][CARD_SLOTS], W[2] = {{0}, {0}}; /* two interleaved accumulators */
+    lanes_gather(H, rows, xs);
+    /* two interleaved accumulators (even and odd records), the totals in registers */
+    vlanes cw[2][CARD_SLOTS], W0 = {0}, W1 = {0};
     memset(cw, 0, sizeof cw);
-    for (int i = 0; i < n; i++) {
-        const uint32_t e = fwd[i], u = (uint32_t)i & 1;
-        const vlanes x = xs[i];
-        W[u] += x;
-        cw[u][REC_A(e)] += x;
-        if (K == 2) cw[u][REC_B(e)] += x;
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        const uint32_t e0 = fwd[i], e1 = fwd[i + 1];
+        const vlanes x0 = xs[REC_HAND(e0)], x1 = xs[REC_HAND(e1)];
+        W0 += x0;
+        W1 += x1;
+        cw[0][REC_A(e0)] += x0;
+        cw[1][REC_A(e1)] += x1;
+        if (K == 2) {
+            cw[0][REC_B(e0)] += x0;
+            cw[1][REC_B(e1)] += x1;
+        }
     }
-    const vlanes T = W[0] + W[1];
-    for (int c = 0; c < CARD_SLOTS; c++) cw[0][c] += cw[1][c];
-    for (int i = 0; i < n; i++) {
+    if (i < n) {
         const uint32_t e = fwd[i];
-        vlanes v = T - cw[0][REC_A(e)];
-        if (K == 2) v += xs[i] - cw[0][REC_B(e)];
-        os[i] = v;
+        const vlanes x = xs[REC_HAND(e)];
+        W0 += x;
+        cw[0][REC_A(e)] += x;
+        if (K == 2) cw[0][REC_B(e)] += x;
     }
-    lanes_scatter(table, rows, os);
+    const vlanes T = W0 + W1;
+    for (int c = 0; c < CARD_SLOTS; c++) cw[0][c] += cw[1][c];
+    for (i = 0; i < n; i++) {
+        const uint32_t e = fwd[i], h = REC_HAND(e);
+        vlanes v = T - cw[0][REC_A(e)];
+        if (K == 2) v += xs[h] - cw[0][REC_B(e)];
+        os[h] = v;
+    }
+    lanes_zero_blocked(table, os);
+    lanes_scatter(H, rows, os);
 }
 
 /* ------------------------------------------------------------------------------------
