@@ -200,6 +200,7 @@ class Solver:
         if native and self._kernels is None:
             raise ValueError("native CFR kernels need a float32 lookahead on the CPU and the built native extension")
         self._terminal_rows = _bind_terminal_rows(la) if self._kernels is not None else None
+        self._terminal_by_depth = _bind_terminal_rows(la, by_depth=True) if self._terminal_rows is not None else None
         # the C backward pass writes every parent row itself: the values need no zeroing
         self._no_zeroing = self._kernels is not None and self._kernels.assigns_parents
         for p in range(2):
@@ -247,9 +248,14 @@ class Solver:
             wl = self._showdown(opp.index_select(0, la.showdown_rows))
             values[la.showdown_rows] = wl.mul_(la.showdown_amount.unsqueeze(1))
         if self._has_leaves:
-            assert self.leaf_values is not None
-            leaf_reach = self.reach[:, la.leaves.rows]
-            values[la.leaves.rows] = leaf_values_of(self.leaf_values, leaf_reach, la.leaves, la, player)
+            self._leaf_values(player)
+
+    def _leaf_values(self, player: int) -> None:
+        """``player``'s values at the depth-limit leaves, from both players' reach there."""
+        assert self.leaf_values is not None
+        la = self.la
+        leaf_reach = self.reach[:, la.leaves.rows]
+        self.values[player, la.leaves.rows] = leaf_values_of(self.leaf_values, leaf_reach, la.leaves, la, player)
 
     def propagate_values(self, player: int) -> None:
         """Counterfactual values of ``player`` up the tree (strategy-weighted at its own decisions)."""
@@ -328,9 +334,15 @@ class Solver:
         for p in range(2):
             self.propagate_reach(p)
         t0 = self.iterations_done
+        interleave = (self.variant.alternating and self._kernels is not None and self._kernels.interleaves_regrets
+                      and self._terminal_by_depth is not None)
         for i in range(1, iterations + 1):
             t = t0 + i
-            if self.variant.alternating:
+            if interleave:
+                for p in (0, 1):
+                    self._reach_and_terminal_values(p)
+                    self._values_and_learn(t, p, gadget)
+            elif self.variant.alternating:
                 for p in (0, 1):
                     self.propagate_reach(1 - p)
                     self._values_for(p, gadget)
@@ -372,9 +384,50 @@ class Solver:
         if strategy:
             self.update_strategy(player)
 
+    def _reach_and_terminal_values(self, player: int) -> None:
+        """The opponent's reach down the tree and ``player``'s terminal (and leaf) values, with the
+        C kernels: each depth's terminal rows are evaluated as soon as the opponent's reach there
+        is written, while it is still in cache. The same results as :meth:`propagate_reach` then
+        :meth:`terminal_values`."""
+        assert self._kernels is not None and self._terminal_by_depth is not None
+        if not self._no_zeroing:
+            self.values[player].zero_()
+        out, opp = self.values[player].numpy(), self.reach[1 - player].numpy()
+        fns = self._terminal_by_depth[player]
+
+        def terminals(d: int) -> None:
+            for fn in fns[d]:
+                fn(opp, out)
+
+        self._kernels.propagate_reach(1 - player, after_depth=terminals)
+        if self._has_leaves:
+            self._leaf_values(player)
+
+    def _values_and_learn(self, t: int, player: int, gadget: Gadget | None) -> None:
+        """:meth:`_values_for` then :meth:`_learn` with the C kernels, the regrets of each depth
+        updated as soon as its values are known (see ``SolverKernels.propagate_values_and_learn``).
+        The averages read the strategy just played: the strategy sums are taken before, the value
+        sums after."""
+        assert self._kernels is not None
+        w = self.variant.average_weight(t)
+        if w > 0 and self.tracks_strategy:
+            self._kernels.update_averages(player, w, strategy=True, values=False)
+        self._kernels.propagate_values_and_learn(player, self.variant.floors_regrets, *self.variant.discount(t))
+        if w > 0:
+            self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
+            self._kernels.update_averages(player, w, strategy=False)
+            if player == 1:
+                self.weight_sum += w
+        self._gadget_step(player, gadget)
+
     def _values_for(self, player: int, gadget: Gadget | None) -> None:
         self.terminal_values(player, zero_others=not self._no_zeroing)
         self.propagate_values(player)
+        self._gadget_step(player, gadget)
+
+    def _gadget_step(self, player: int, gadget: Gadget | None) -> None:
+        """With a gadget for ``player``: its update from the root values just computed, and the
+        root reach it gives for the next iteration."""
         if gadget is not None and player == gadget.player:
             p_follow = gadget.follow_probability()
             gadget.update(self.values[player, 0], p_follow)
@@ -445,9 +498,10 @@ def _bind_native_kernels(solver: Solver) -> object | None:
     return SolverKernels(solver)
 
 
-def _bind_terminal_rows(la: Lookahead) -> list[list[Callable]] | None:
+def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Callable]] | list[list[list[Callable]]] | None:
     """Per player, the fold and showdown kernels of the lookahead's terminal rows, bound to
-    read the opponent's reach rows and write the player's value rows in place (C backend only)."""
+    read the opponent's reach rows and write the player's value rows in place (C backend only).
+    ``by_depth``: per player, per depth, the kernels of that depth's terminal rows."""
     te = la.terminal
     if te.dense or (not len(la.fold_rows) and not len(la.showdown_rows)):
         return None
@@ -457,19 +511,27 @@ def _bind_terminal_rows(la: Lookahead) -> list[list[Callable]] | None:
     from native.showdown import IndexedTerminalRows
 
     kernel = backend.kernel
-    per_player: list[list[Callable]] = []
-    for p in range(2):
+    fold_rows, showdown_rows = la.fold_rows.numpy(), la.showdown_rows.numpy()
+    fold_boards, showdown_boards = np.asarray(la.fold_boards), np.asarray(la.showdown_boards)
+    starts = np.array([sl.start for sl in la.depth_slices])
+
+    def fns_for(p: int, fold_sel: np.ndarray, showdown_sel: np.ndarray) -> list[Callable]:
         fns: list[Callable] = []
-        if len(la.fold_rows):
-            rows = la.fold_rows.numpy()
-            fns.append(IndexedTerminalRows(kernel, True, np.asarray(la.fold_boards), rows, rows,
-                                           la.fold_payoff[:, p].contiguous().numpy()))
-        if len(la.showdown_rows):
-            rows = la.showdown_rows.numpy()
-            fns.append(IndexedTerminalRows(kernel, False, np.asarray(la.showdown_boards), rows, rows,
-                                           la.showdown_amount.contiguous().numpy()))
-        per_player.append(fns)
-    return per_player
+        if fold_sel.any():
+            rows = fold_rows[fold_sel]
+            fns.append(IndexedTerminalRows(kernel, True, fold_boards[fold_sel], rows, rows,
+                                           la.fold_payoff[:, p].numpy()[fold_sel]))
+        if showdown_sel.any():
+            rows = showdown_rows[showdown_sel]
+            fns.append(IndexedTerminalRows(kernel, False, showdown_boards[showdown_sel], rows, rows,
+                                           la.showdown_amount.numpy()[showdown_sel]))
+        return fns
+
+    if not by_depth:
+        return [fns_for(p, np.ones(len(fold_rows), bool), np.ones(len(showdown_rows), bool)) for p in range(2)]
+    fold_depth = np.searchsorted(starts, fold_rows, side="right") - 1
+    showdown_depth = np.searchsorted(starts, showdown_rows, side="right") - 1
+    return [[fns_for(p, fold_depth == d, showdown_depth == d) for d in range(len(starts))] for p in range(2)]
 
 
 def exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Tensor | None = None) -> dict[str, float]:

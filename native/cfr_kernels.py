@@ -31,9 +31,10 @@ over pthreads (results do not depend on it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 try:
@@ -459,6 +460,7 @@ class SolverKernels:
         for p in range(2):
             sl = la.dec_slices[p]
             self._dec.append((sl.start, sl.stop - sl.start))
+        self._dec_by_depth = _decisions_by_depth(la, self._dec)
         self._dec_rows, self._dec_children, self._valid_t = dec_rows, dec_children, valid
         self._track = track
         self._track_identity = bool(len(track) == N and torch.equal(track, torch.arange(N)))
@@ -505,17 +507,21 @@ class SolverKernels:
         )
         self._ok(code, "update_strategy")
 
-    def propagate_reach(self, player: int) -> None:
-        """``reach[player]`` at every row: the root from ``root_reach``, then down the depths."""
+    def propagate_reach(self, player: int, after_depth: Callable[[int], None] | None = None) -> None:
+        """``reach[player]`` at every row: the root from ``root_reach``, then down the depths.
+        ``after_depth(d)``, if given, is called as soon as the rows of depth d are written (d >= 1),
+        to use them while they are still in cache."""
         self._check()
         s = self.solver
         s.reach[player, 0].copy_(s.root_reach[player])
         if self.H == 0:
             return
         fwd = lib.ds_cfr_forward
-        for args in self._forward[player]:
+        for d, args in enumerate(self._forward[player]):
             if args[0]:
                 self._ok(fwd(*args), "propagate_reach")
+            if after_depth is not None:
+                after_depth(d + 1)
 
     def propagate_values(self, player: int) -> None:
         """``values[player]`` up the tree (terminal rows filled beforehand; the others zero,
@@ -527,6 +533,39 @@ class SolverKernels:
         for args in reversed(self._backward[player]):
             if args[0]:
                 self._ok(bwd(*args), "propagate_values")
+
+    @property
+    def interleaves_regrets(self) -> bool:
+        """Whether :meth:`propagate_values_and_learn` can run (each player's decisions sorted by depth)."""
+        return self._dec_by_depth is not None
+
+    def propagate_values_and_learn(self, player: int, floor: bool, pos: float = 1.0, neg: float = 1.0) -> None:
+        """:meth:`propagate_values` and :meth:`update_regrets_strategy` interleaved: after the
+        values of a depth are known, the regrets and strategy of ``player``'s decisions at that
+        depth are updated, while the rows just written are still in cache (the strategy of a
+        decision is used only for its own value, which is then computed). The same results as
+        the two calls one after the other: each decision's arithmetic is unchanged."""
+        self._check()
+        if self.H == 0:
+            return
+        if self._dec_by_depth is None:
+            self.propagate_values(player)
+            self.update_regrets_strategy(player, floor, pos, neg)
+            return
+        bwd = lib.ds_cfr_backward
+        A, H = self.A, self.H
+        for d in range(len(self._backward[player]) - 1, -1, -1):
+            args = self._backward[player][d]
+            if args[0]:
+                self._ok(bwd(*args), "propagate_values")
+            m0, m = self._dec_by_depth[player][d]
+            if m:
+                code = lib.ds_cfr_regrets_strategy(
+                    m, A, H, self._rows_p + m0, self._children_p + m0 * A, self._valid_p + m0 * A,
+                    self._values_p[player], self.N, self._regrets_p + m0 * A * H, self._strategy_p + m0 * A * H,
+                    int(bool(floor)), float(pos), float(neg), self.threads,
+                )
+                self._ok(code, "update_regrets_strategy")
 
     def update_regrets(self, player: int, floor: bool, pos: float = 1.0, neg: float = 1.0) -> None:
         """Add ``player``'s regrets, then floor (``floor``) or discount by ``pos`` / ``neg``.
@@ -561,9 +600,9 @@ class SolverKernels:
         )
         self._ok(code, "update_regrets_strategy")
 
-    def update_averages(self, player: int, w: float, strategy: bool = True) -> None:
+    def update_averages(self, player: int, w: float, strategy: bool = True, values: bool = True) -> None:
         """``strategy_sum`` of ``player``'s decisions (unless ``strategy`` is false or the
-        solver keeps no strategy sums) and ``values_sum[player]`` += w * ...
+        solver keeps no strategy sums) and (unless ``values`` is false) ``values_sum[player]`` += w * ...
 
         Does nothing when ``w <= 0`` (like the solver); ``solver.weight_sum`` is not touched.
         """
@@ -578,11 +617,33 @@ class SolverKernels:
                 self._sum_p + m0 * A * H, self.threads,
             )
             self._ok(code, "update_averages")
+        if not values:
+            return
         code = lib.ds_cfr_add_rows(
             len(self._track), H, self._track_p, self._values_p[player], self.N, float(w), self._vsum_p[player],
             self.threads,
         )
         self._ok(code, "update_averages")
+
+
+def _decisions_by_depth(la: Any, dec: list[tuple[int, int]]) -> list[list[tuple[int, int]]] | None:
+    """Per player, per depth d of the backward steps, ``(first decision, count)`` of the
+    player's decisions at depth d; None unless each player's decisions are sorted by depth."""
+    starts = np.array([sl.start for sl in la.depth_slices], dtype=np.int64)
+    rows = la.dec_rows.cpu().numpy()
+    out: list[list[tuple[int, int]]] = []
+    for m0, m in dec:
+        depth = np.searchsorted(starts, rows[m0 : m0 + m], side="right") - 1
+        if m and bool((np.diff(depth) < 0).any()):
+            return None
+        per: list[tuple[int, int]] = []
+        for d in range(len(la.transitions)):
+            lo, hi = np.searchsorted(depth, d, side="left"), np.searchsorted(depth, d, side="right")
+            per.append((m0 + int(lo), int(hi - lo)))
+        if sum(n for _, n in per) != m:  # a decision at the last depth (no children): not a tree
+            return None
+        out.append(per)
+    return out
 
 
 def _parents_assignable(la: Any) -> bool:

@@ -342,34 +342,38 @@ DS_INLINE void sweep_showdown(const uint32_t *table, const int K, const int ACC,
         for (int i = 0; i < H - n; i++) out[REC_HAND(blk[i])] = 0.0f;
 }
 
-/* Totals W and cw[] over the valid hands, with four interleaved accumulators so that the
- * per-card additions do not form one long dependency chain. */
+/* Totals W and cw[] over the valid hands, with two interleaved accumulators (even and odd
+ * records) so that the per-card additions do not form one long dependency chain; the lane
+ * kernel sums in the same order, so a row gets the same bits whichever kernel takes it. */
 DS_INLINE float table_totals(const uint32_t *table, const int K, const float *restrict r,
                              float *restrict cw) {
     const int n = (int)table[0];
     const uint32_t *rec = table + TABLE_HEADER;
-    float acc[4][CARD_SLOTS];
-    float W[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float acc[2][CARD_SLOTS];
+    float W0 = 0.0f, W1 = 0.0f;
     memset(acc, 0, sizeof acc);
     int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int u = 0; u < 4; u++) {
-            const uint32_t e = rec[i + u];
-            const float x = r[REC_HAND(e)];
-            W[u] += x;
-            acc[u][REC_A(e)] += x;
-            if (K == 2) acc[u][REC_B(e)] += x;
+    for (; i + 2 <= n; i += 2) {
+        const uint32_t e0 = rec[i], e1 = rec[i + 1];
+        const float x0 = r[REC_HAND(e0)], x1 = r[REC_HAND(e1)];
+        W0 += x0;
+        W1 += x1;
+        acc[0][REC_A(e0)] += x0;
+        acc[1][REC_A(e1)] += x1;
+        if (K == 2) {
+            acc[0][REC_B(e0)] += x0;
+            acc[1][REC_B(e1)] += x1;
         }
     }
-    for (; i < n; i++) {
+    if (i < n) {
         const uint32_t e = rec[i];
         const float x = r[REC_HAND(e)];
-        W[0] += x;
+        W0 += x;
         acc[0][REC_A(e)] += x;
         if (K == 2) acc[0][REC_B(e)] += x;
     }
-    for (int c = 0; c < CARD_SLOTS; c++) cw[c] = (acc[0][c] + acc[1][c]) + (acc[2][c] + acc[3][c]);
-    return (W[0] + W[1]) + (W[2] + W[3]);
+    for (int c = 0; c < CARD_SLOTS; c++) cw[c] = acc[0][c] + acc[1][c];
+    return W0 + W1;
 }
 
 DS_INLINE void sweep_fold(const uint32_t *table, const int K, const float *restrict r,

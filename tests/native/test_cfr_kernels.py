@@ -18,14 +18,15 @@ from protocol.state import HandState
 SIZING = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
 
 
-def _solver(hunl: Game, board: str, native: bool, algorithm: str, seed: int = 0) -> tuple[Solver, torch.Tensor]:
+def _solver(hunl: Game, board: str, native: bool, algorithm: str, seed: int = 0,
+            alternating: bool = False) -> tuple[Solver, torch.Tensor]:
     space = HandSpace(hunl)
     cards = cards_from_str(board)
     state = HandState.at_round_start(hunl, len(cards) - 2, (300, 300), cards)
     rng = np.random.default_rng(seed)
     hands = np.sort(rng.choice(np.flatnonzero(space.valid(cards)), 120, replace=False))
     _, la = prepare(state, space, hands, SIZING, SolverConfig(device="cpu"))
-    variant = Variant(algorithm=algorithm, skip=2)
+    variant = Variant(algorithm=algorithm, skip=2, alternating=alternating)
     reach = torch.as_tensor(rng.random((2, len(hands))), dtype=torch.float32)
     reach[:, rng.random(len(hands)) < 0.2] = 0  # hands out of the range
     return Solver(la, variant, native=native), reach
@@ -49,6 +50,24 @@ def test_native_phases_match_torch(hunl: Game, board: str, algorithm: str) -> No
         assert float((x - y).abs().max()) <= 1e-4 * scale, name
     scale = 1 + float(rb.average_values.abs().max())
     assert float((ra.average_values - rb.average_values).abs().max()) <= 1e-5 * scale
+
+
+@pytest.mark.parametrize(("board", "algorithm"), [("QsJh2h8d3c", "dcfr"), ("QsJh2h8d", "cfr+"), ("QsJh2h8d", "dcfr")])
+def test_interleaved_phases_equal_the_phases_one_after_another(hunl: Game, board: str, algorithm: str) -> None:
+    """Alternating updates with the C kernels evaluate each depth's terminal rows as soon as the
+    forward pass has written the opponent's reach there, and update each depth's regrets as soon
+    as the backward pass has its values: bit for bit what the phases give run one after another."""
+    a, reach = _solver(hunl, board, True, algorithm, alternating=True)
+    b, _ = _solver(hunl, board, True, algorithm, alternating=True)
+    assert a._terminal_by_depth is not None and a._kernels.interleaves_regrets
+    assert sum(len(fns) for fns in a._terminal_by_depth[0]) > 2  # terminal rows at several depths
+    b._terminal_by_depth = None  # the phases one after another
+    ra, rb = a.solve(reach, 7), b.solve(reach, 7)
+    for name in ("regrets", "strategy_sum", "reach", "values", "table", "values_sum", "reach_sum"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+    assert a.weight_sum == b.weight_sum > 0
+    assert torch.equal(ra.average_values, rb.average_values)
+    assert torch.equal(ra.average_strategy, rb.average_strategy)
 
 
 def test_native_kernels_are_used_only_where_they_apply(hunl: Game) -> None:
