@@ -24,6 +24,12 @@ from agent.lookahead import LeafInfo, Lookahead
 
 Algorithm = Literal["cfr+", "hybrid", "dcfr", "dcfr+"]
 
+#: the size of one player's [rows, hands] buffer from which alternating updates with the C
+#: kernels interleave the phases depth by depth (a turn lookahead at pot 200 with fold, call,
+#: pot and all-in: 13,641 rows x 1128 hands = 62 MB; the caches of the machines it was timed
+#: on hold 32 MB)
+INTERLEAVE_MIN_BYTES = 16 << 20
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -200,7 +206,10 @@ class Solver:
         if native and self._kernels is None:
             raise ValueError("native CFR kernels need a float32 lookahead on the CPU and the built native extension")
         self._terminal_rows = _bind_terminal_rows(la) if self._kernels is not None else None
-        self._terminal_by_depth = _bind_terminal_rows(la, by_depth=True) if self._terminal_rows is not None else None
+        # interleaved phases (see _reach_and_terminal_values) pay only where a player's rows
+        # outgrow the caches; on smaller trees their extra kernel calls cost more than they save
+        big = la.num_rows * H * self.values.element_size() >= INTERLEAVE_MIN_BYTES
+        self._terminal_by_depth = _bind_terminal_rows(la, by_depth=True) if big and self._terminal_rows is not None else None
         # the C backward pass writes every parent row itself: the values need no zeroing
         self._no_zeroing = self._kernels is not None and self._kernels.assigns_parents
         for p in range(2):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from agent import cfr
 from agent.cfr import Solver, Variant
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, prepare
@@ -53,10 +54,15 @@ def test_native_phases_match_torch(hunl: Game, board: str, algorithm: str) -> No
 
 
 @pytest.mark.parametrize(("board", "algorithm"), [("QsJh2h8d3c", "dcfr"), ("QsJh2h8d", "cfr+"), ("QsJh2h8d", "dcfr")])
-def test_interleaved_phases_equal_the_phases_one_after_another(hunl: Game, board: str, algorithm: str) -> None:
+def test_interleaved_phases_equal_the_phases_one_after_another(hunl: Game, board: str, algorithm: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Alternating updates with the C kernels evaluate each depth's terminal rows as soon as the
     forward pass has written the opponent's reach there, and update each depth's regrets as soon
-    as the backward pass has its values: bit for bit what the phases give run one after another."""
+    as the backward pass has its values: bit for bit what the phases give run one after another.
+    (Only trees larger than the caches do so; this small one is made to.)"""
+    small, _ = _solver(hunl, board, True, algorithm, alternating=True)
+    assert small._terminal_by_depth is None  # below INTERLEAVE_MIN_BYTES: the phases one after another
+    monkeypatch.setattr(cfr, "INTERLEAVE_MIN_BYTES", 0)
     a, reach = _solver(hunl, board, True, algorithm, alternating=True)
     b, _ = _solver(hunl, board, True, algorithm, alternating=True)
     assert a._terminal_by_depth is not None and a._kernels.interleaves_regrets
