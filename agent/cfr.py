@@ -395,20 +395,22 @@ class Solver:
 
     def _reach_and_terminal_values(self, player: int) -> None:
         """The opponent's reach down the tree and ``player``'s terminal (and leaf) values, with the
-        C kernels: each depth's terminal rows are evaluated as soon as the opponent's reach there
-        is written, while it is still in cache. The same results as :meth:`propagate_reach` then
-        :meth:`terminal_values`."""
+        C kernels: each depth's terminal rows are evaluated as soon as the opponent's reach at
+        their parents is written, while it is still in cache, and their own reach is formed as it
+        is read (parent times multiplier, the product the forward pass would store), not stored.
+        The same values as :meth:`propagate_reach` then :meth:`terminal_values`; the opponent's
+        reach rows at fold and showdown nodes are left stale."""
         assert self._kernels is not None and self._terminal_by_depth is not None
         if not self._no_zeroing:
             self.values[player].zero_()
-        out, opp = self.values[player].numpy(), self.reach[1 - player].numpy()
+        out, opp, table = self.values[player].numpy(), self.reach[1 - player].numpy(), self.table.numpy()
         fns = self._terminal_by_depth[player]
 
         def terminals(d: int) -> None:
             for fn in fns[d]:
-                fn(opp, out)
+                fn(opp, out, table)
 
-        self._kernels.propagate_reach(1 - player, after_depth=terminals)
+        self._kernels.propagate_reach(1 - player, after_depth=terminals, terminal_rows=False)
         if self._has_leaves:
             self._leaf_values(player)
 
@@ -524,16 +526,29 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
     fold_boards, showdown_boards = np.asarray(la.fold_boards), np.asarray(la.showdown_boards)
     starts = np.array([sl.start for sl in la.depth_slices])
 
+    # by depth: each terminal row read as its parent's reach times the opponent's multiplier
+    parent_of = np.full(la.num_rows, -1, dtype=np.int64)
+    src_of = np.full((2, la.num_rows), -1, dtype=np.int64)
+    for d, tr in enumerate(la.transitions):
+        sl = la.depth_slices[d + 1]
+        parent_of[sl] = la.depth_slices[d].start + tr.parent_local.numpy()
+        for q in range(2):
+            src_of[q, sl] = tr.src[q].numpy()
+
     def fns_for(p: int, fold_sel: np.ndarray, showdown_sel: np.ndarray) -> list[Callable]:
         fns: list[Callable] = []
-        if fold_sel.any():
-            rows = fold_rows[fold_sel]
-            fns.append(IndexedTerminalRows(kernel, True, fold_boards[fold_sel], rows, rows,
-                                           la.fold_payoff[:, p].numpy()[fold_sel]))
-        if showdown_sel.any():
-            rows = showdown_rows[showdown_sel]
-            fns.append(IndexedTerminalRows(kernel, False, showdown_boards[showdown_sel], rows, rows,
-                                           la.showdown_amount.numpy()[showdown_sel]))
+        for fold, rows_all, boards, scale, sel in (
+            (True, fold_rows, fold_boards, la.fold_payoff[:, p].numpy(), fold_sel),
+            (False, showdown_rows, showdown_boards, la.showdown_amount.numpy(), showdown_sel),
+        ):
+            if not sel.any():
+                continue
+            rows = rows_all[sel]
+            if by_depth:
+                fns.append(IndexedTerminalRows(kernel, fold, boards[sel], parent_of[rows], rows, scale[sel],
+                                               mult_rows=src_of[1 - p, rows]))
+            else:
+                fns.append(IndexedTerminalRows(kernel, fold, boards[sel], rows, rows, scale[sel]))
         return fns
 
     if not by_depth:

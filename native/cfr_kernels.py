@@ -428,15 +428,21 @@ class SolverKernels:
             self._keep.append(x)
             return x
 
-        # per player: per depth d the arguments of the forward / backward calls
+        # per player: per depth d the arguments of the forward / backward calls, and of the
+        # forward calls that leave the terminal rows out
         self._forward: list[list[tuple]] = [[], []]
+        self._forward_inner: list[list[tuple]] = [[], []]
         self._backward: list[list[tuple]] = [[], []]
+        terminal = np.zeros(N, dtype=bool)
+        for term_rows in (la.fold_rows, la.showdown_rows):
+            terminal[term_rows.cpu().numpy()] = True
         for d, tr in enumerate(la.transitions):
             parent_sl, child_sl = la.depth_slices[d], la.depth_slices[d + 1]
             n = child_sl.stop - child_sl.start
             P = parent_sl.stop - parent_sl.start
             pl = keep(_index(tr.parent_local, "parent_local"))
             _shape(pl, "parent_local", (n,))
+            inner = keep(torch.as_tensor(np.flatnonzero(~terminal[child_sl]), dtype=torch.int64))
             weight = None
             if tr.chance_weight is not None:
                 weight = keep(_values(tr.chance_weight, "chance_weight", (1, 2)).reshape(-1))
@@ -446,6 +452,10 @@ class SolverKernels:
                 _shape(src, "src", (n,))
                 self._forward[p].append(
                     (n, H, _ip(pl), _ip(src), rows(reach[p], parent_sl), P, _fp(table), T, rows(reach[p], child_sl), t)
+                )
+                self._forward_inner[p].append(
+                    (len(inner), H, _ip(inner), n, _ip(pl), _ip(src), rows(reach[p], parent_sl), P, _fp(table), T,
+                     rows(reach[p], child_sl), t)
                 )
                 self._backward[p].append(
                     [n, H, _ip(pl), _ip(src), _fp(weight), rows(values[p], child_sl), _fp(table), T,
@@ -507,17 +517,20 @@ class SolverKernels:
         )
         self._ok(code, "update_strategy")
 
-    def propagate_reach(self, player: int, after_depth: Callable[[int], None] | None = None) -> None:
+    def propagate_reach(self, player: int, after_depth: Callable[[int], None] | None = None,
+                        terminal_rows: bool = True) -> None:
         """``reach[player]`` at every row: the root from ``root_reach``, then down the depths.
         ``after_depth(d)``, if given, is called as soon as the rows of depth d are written (d >= 1),
-        to use them while they are still in cache."""
+        to use them while they are still in cache. Without ``terminal_rows`` the fold and showdown
+        rows are not written (left as they were): for terminal kernels that form them from the
+        parent's reach and the multiplier as they read them."""
         self._check()
         s = self.solver
         s.reach[player, 0].copy_(s.root_reach[player])
         if self.H == 0:
             return
-        fwd = lib.ds_cfr_forward
-        for d, args in enumerate(self._forward[player]):
+        fwd = lib.ds_cfr_forward if terminal_rows else lib.ds_cfr_forward_rows
+        for d, args in enumerate(self._forward[player] if terminal_rows else self._forward_inner[player]):
             if args[0]:
                 self._ok(fwd(*args), "propagate_reach")
             if after_depth is not None:

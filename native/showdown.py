@@ -438,11 +438,15 @@ class IndexedTerminalRows:
     """Fold or showdown values for fixed rows of a larger reach matrix, written straight into
     fixed rows of a larger output matrix (no gather or scatter copies): row ``i`` reads
     ``reach[in_rows[i]]`` on board ``row_board[i]`` and writes ``scale[i] *`` its values to
-    ``out[out_rows[i]]``. Everything but the two matrices is checked and pinned here, once;
-    the matrices are checked on every call (float32, C-contiguous, width H, not overlapping).
+    ``out[out_rows[i]]``. With ``mult_rows``, row ``i``'s range is ``reach[in_rows[i]] *
+    mult[mult_rows[i]]`` (a parent's reach times a row of a multiplier table: the reach one
+    step down the tree, formed as it is read instead of stored), ``mult`` given at each call.
+    Everything but the matrices is checked and pinned here, once; the matrices are checked on
+    every call (float32, C-contiguous, width H, out not overlapping the others).
     """
 
-    def __init__(self, kernel: ShowdownKernel, fold: bool, row_board: Any, in_rows: Any, out_rows: Any, scale: Any) -> None:
+    def __init__(self, kernel: ShowdownKernel, fold: bool, row_board: Any, in_rows: Any, out_rows: Any, scale: Any,
+                 mult_rows: Any = None) -> None:
         R = len(np.asarray(in_rows))
         self.kernel = kernel
         self.fold = int(bool(fold))
@@ -450,24 +454,31 @@ class IndexedTerminalRows:
         self._rb = _row_boards(row_board, R, kernel.num_boards)
         self._in = np.ascontiguousarray(np.asarray(in_rows, dtype=np.int64).reshape(R))
         self._out = np.ascontiguousarray(np.asarray(out_rows, dtype=np.int64).reshape(R))
+        self._mult = None if mult_rows is None else np.ascontiguousarray(np.asarray(mult_rows, dtype=np.int64).reshape(R))
         if len(np.unique(self._out)) != R:
             raise ValueError("out_rows must not repeat a row")
         self._scale = None if scale is None else _scales(scale, R)
-        self._keep = (self._rb, self._in, self._out)
+        self._keep = (self._rb, self._in, self._out, self._mult)
 
-    def __call__(self, reach: np.ndarray, out: np.ndarray) -> None:
+    def __call__(self, reach: np.ndarray, out: np.ndarray, mult: np.ndarray | None = None) -> None:
         H = self.kernel.size
-        for name, a in (("reach", reach), ("out", out)):
+        if (mult is None) != (self._mult is None):
+            raise ValueError("mult must be given exactly when the rows were bound with mult_rows")
+        arrays = [("reach", reach), ("out", out)] + ([] if mult is None else [("mult", mult)])
+        for name, a in arrays:
             if type(a) is not np.ndarray or a.dtype != _F32 or a.ndim != 2 or a.shape[1] != H or not a.flags.c_contiguous:
                 raise ValueError(f"{name} must be a C-contiguous float32 array of shape (N, {H})")
-        if np.may_share_memory(out, reach):
-            raise ValueError("out must not overlap the reach array")
+        if np.may_share_memory(out, reach) or (mult is not None and np.may_share_memory(out, mult)):
+            raise ValueError("out must not overlap the reach or mult array")
         if not out.flags.writeable:
             raise ValueError("out must be writeable")
-        rc = lib.ds_terminal_rows_indexed(
+        rc = lib.ds_terminal_rows_product(
             self.fold, H, self.kernel.num_boards, self.kernel._packed_ptr, self.R,
             ffi.from_buffer("int32_t[]", self._rb), ffi.from_buffer("float[]", reach),
             ffi.from_buffer("int64_t[]", self._in), reach.shape[0],
+            ffi.NULL if mult is None else ffi.from_buffer("float[]", mult),
+            ffi.NULL if self._mult is None else ffi.from_buffer("int64_t[]", self._mult),
+            0 if mult is None else mult.shape[0],
             ffi.NULL if self._scale is None else self._scale,
             ffi.from_buffer("float[]", out), ffi.from_buffer("int64_t[]", self._out), out.shape[0],
         )
@@ -479,6 +490,9 @@ class IndexedTerminalRows:
             if 2 * self.R <= rc < 3 * self.R:
                 i = rc - 2 * self.R
                 raise ValueError(f"row {i}: output row {int(self._out[i])} out of range 0..{out.shape[0] - 1}")
+            if mult is not None and 3 * self.R <= rc < 4 * self.R:
+                i = rc - 3 * self.R
+                raise ValueError(f"row {i}: mult row {int(self._mult[i])} out of range 0..{mult.shape[0] - 1}")
             raise _c_error(rc, "terminal kernel")
 
 

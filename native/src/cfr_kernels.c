@@ -169,6 +169,43 @@ int64_t ds_cfr_forward(int64_t n, int64_t H, const int64_t *parent_local, const 
     return CK_OK;
 }
 
+/* forward for the rows listed in `rows` only (the others are not written) */
+typedef struct {
+    int64_t H;
+    const int64_t *rows, *parent_local, *src;
+    const float *parent, *table;
+    float *out;
+} ForwardRowsArgs;
+
+CK_CLONES static void forward_rows_range(const void *vargs, int64_t lo, int64_t hi) {
+    const ForwardRowsArgs *g = (const ForwardRowsArgs *)vargs;
+    const int64_t H = g->H;
+    for (int64_t k = lo; k < hi; k++) {
+        const int64_t j = g->rows[k];
+        const float *restrict p = g->parent + g->parent_local[j] * H;
+        const float *restrict t = g->table + g->src[j] * H;
+        float *restrict o = g->out + j * H;
+        for (int64_t h = 0; h < H; h++) o[h] = p[h] * t[h];
+    }
+}
+
+int64_t ds_cfr_forward_rows(int64_t n, int64_t H, const int64_t *rows, int64_t n_child, const int64_t *parent_local,
+                            const int64_t *src, const float *parent, int64_t n_parent, const float *table,
+                            int64_t n_table, float *out, int threads) {
+    if (n < 0 || H < 1 || n_child < 0 || n_parent < 0 || n_table < 0) return CK_BAD_ARGS;
+    if (n == 0) return CK_OK;
+    if (!rows || !parent_local || !src || !parent || !table || !out) return CK_BAD_ARGS;
+    int64_t bad = first_bad_index(rows, n, n_child);
+    if (bad >= 0) return bad;
+    for (int64_t k = 0; k < n; k++) {
+        if ((uint64_t)parent_local[rows[k]] >= (uint64_t)n_parent) return n + k;
+        if ((uint64_t)src[rows[k]] >= (uint64_t)n_table) return 2 * n + k;
+    }
+    const ForwardRowsArgs args = {H, rows, parent_local, src, parent, table, out};
+    run_even(forward_rows_range, &args, n, H, threads);
+    return CK_OK;
+}
+
 /* ------------------------------------------------------------------ backward */
 typedef struct {
     int64_t H;

@@ -73,6 +73,12 @@ int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables,
 /* the same kernels (fold != 0: fold mass, else showdown) with row i reading reach row
  * in_rows[i] of [n_in, H] and writing out row out_rows[i] of [n_out, H] (rows written must
  * differ; out may not overlap reach); returns R + i / 2R + i for a bad in_rows / out_rows entry */
+int64_t ds_terminal_rows_product(int fold, int H, int B, const uint32_t *tables, int64_t R,
+                                 const int32_t *row_board, const float *reach, const int64_t *in_rows,
+                                 int64_t n_in, const float *mult, const int64_t *mult_rows, int64_t n_mult,
+                                 const float *scale, float *out, const int64_t *out_rows, int64_t n_out);
+/* ds_terminal_rows_indexed with row i's range reach[in_rows[i]] * mult[mult_rows[i]] (mult
+ * [n_mult, H]; NULL: no product); returns 3R + i for a bad mult_rows entry */
 /* the fast path: tables is [B, ds_table_words(H)] as built by ds_board_rank / ds_table_pack
  * (trusted; only headers are checked); rows on the same board are swept together */
 int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,
@@ -99,6 +105,13 @@ int64_t ds_cfr_forward(int64_t n, int64_t H, const int64_t *parent_local, const 
                        float *out, int threads);
 /* out[j] = parent[parent_local[j]] * table[src[j]]; bad index position: j (parent_local),
  * n + j (src) */
+int64_t ds_cfr_forward_rows(int64_t n, int64_t H, const int64_t *rows, int64_t n_child,
+                            const int64_t *parent_local, const int64_t *src, const float *parent,
+                            int64_t n_parent, const float *table, int64_t n_table, float *out,
+                            int threads);
+/* ds_cfr_forward for child rows j = rows[k], k < n, only (parent_local and src have n_child
+ * entries; other rows untouched); bad index position: k (rows), n + k (its parent_local),
+ * 2n + k (its src) */
 int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const int64_t *src,
                         const float *weight, const float *child, const float *table, int64_t n_table,
                         float *dst, int64_t n_dst, int assign, int threads);

@@ -400,10 +400,13 @@ typedef float vlanes __attribute__((vector_size(LANES * sizeof(float))));
 /* the same vector at any float's address (unaligned loads and stores of whole vectors) */
 typedef float vlanes_u __attribute__((vector_size(LANES * sizeof(float)), aligned(sizeof(float))));
 
-/* Lanes beyond n_rows repeat row 0 (their results are dropped). */
+/* Lanes beyond n_rows repeat row 0 (their results are dropped). With mult[0] set, a lane's
+ * range is reach[l][h] * mult[l][h] (a row of a tree's reach times its multiplier: the
+ * reach one step down, formed here instead of being stored). */
 typedef struct {
     int n_rows;
     const float *reach[LANES];
+    const float *mult[LANES];
     float *out[LANES];
     float scale[LANES];
 } LaneRows;
@@ -435,7 +438,19 @@ DS_INLINE void transpose_lanes(vlanes m[LANES]) {
  * time: the rows are read in order, whole vectors, instead of one float per lane and hand) */
 DS_INLINE void lanes_gather(int H, const LaneRows *rows, vlanes *restrict xs) {
     const float *const *rr = rows->reach;
+    const float *const *mm = rows->mult;
     int h = 0;
+    if (mm[0]) {
+        for (; h + LANES <= H; h += LANES) {
+            vlanes m[LANES];
+            for (int l = 0; l < LANES; l++) m[l] = *(const vlanes_u *)(rr[l] + h) * *(const vlanes_u *)(mm[l] + h);
+            transpose_lanes(m);
+            for (int j = 0; j < LANES; j++) xs[h + j] = m[j];
+        }
+        for (; h < H; h++)
+            for (int l = 0; l < LANES; l++) xs[h][l] = rr[l][h] * mm[l][h];
+        return;
+    }
     for (; h + LANES <= H; h += LANES) {
         vlanes m[LANES];
         for (int l = 0; l < LANES; l++) m[l] = *(const vlanes_u *)(rr[l] + h);
@@ -599,17 +614,34 @@ typedef void (*lanes_fn)(const uint32_t *, const LaneRows *, vlanes *, vlanes *)
 
 /* Rows grouped by board (a counting sort of the row indices); each board's rows go through
  * the lane kernel LANES at a time, a lone row through the scalar one. */
-/* Row i reads reach row in_rows[i] and writes out row out_rows[i] (identity when NULL). */
+/* Row i reads reach row in_rows[i] (times mult row mult_rows[i] when mult is set) and writes
+ * out row out_rows[i] (identity when NULL). */
 #define IN_ROW(i) (reach + (size_t)(in_rows ? in_rows[i] : (i)) * H)
+#define MULT_ROW(i) (mult + (size_t)mult_rows[i] * H)
 #define OUT_ROW(i) (out + (size_t)(out_rows ? out_rows[i] : (i)) * H)
 
+/* The scalar kernel on row i (its range formed in `buf` when there is a multiplier). */
+static void one_row(one_fn one, const uint32_t *t, int H, const float *reach, const int64_t *in_rows,
+                    const float *mult, const int64_t *mult_rows, float *out, const int64_t *out_rows,
+                    const float *scale, int64_t i, float *buf) {
+    const float *r = IN_ROW(i);
+    if (mult) {
+        const float *m = MULT_ROW(i);
+        for (int h = 0; h < H; h++) buf[h] = r[h] * m[h];
+        r = buf;
+    }
+    one(t, r, OUT_ROW(i), scale ? scale[i] : 1.0f);
+}
+
 static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const int32_t *row_board,
-                        const float *reach, const int64_t *in_rows, const float *scale, float *out,
+                        const float *reach, const int64_t *in_rows, const float *mult,
+                        const int64_t *mult_rows, const float *scale, float *out,
                         const int64_t *out_rows, one_fn one, lanes_fn lanes) {
     if (H < 1 || H > MAX_HANDS || B < 0 || R < 0) return DS_BAD_ARGS;
     const int64_t bad = check_rows(H, B, tables, R, row_board);
     if (bad != DS_OK) return bad;
     const size_t stride = TABLE_WORDS(H);
+    float buf[MAX_HANDS];
     int64_t *first = R > 1 ? calloc((size_t)B + 1, sizeof *first) : NULL;
     int64_t *perm = R > 1 ? malloc((size_t)R * sizeof *perm) : NULL;
     vlanes *scratch = R > 1 ? aligned_alloc(sizeof(vlanes), 2 * (size_t)H * sizeof *scratch) : NULL;
@@ -618,8 +650,8 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
         free(perm);
         free(scratch);
         for (int64_t i = 0; i < R; i++)
-            one(tables + (size_t)row_board[i] * stride, IN_ROW(i), OUT_ROW(i),
-                scale ? scale[i] : 1.0f);
+            one_row(one, tables + (size_t)row_board[i] * stride, H, reach, in_rows, mult, mult_rows, out,
+                    out_rows, scale, i, buf);
         return DS_OK;
     }
     for (int64_t i = 0; i < R; i++) first[row_board[i] + 1]++;
@@ -632,8 +664,7 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
         for (int64_t j = begin; j < first[b];) {
             const int64_t count = first[b] - j;
             if (count < LANES_MIN_ROWS) {
-                const int64_t i = perm[j++];
-                one(t, IN_ROW(i), OUT_ROW(i), scale ? scale[i] : 1.0f);
+                one_row(one, t, H, reach, in_rows, mult, mult_rows, out, out_rows, scale, perm[j++], buf);
                 continue;
             }
             LaneRows lr;
@@ -641,6 +672,7 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
             for (int l = 0; l < LANES; l++) {
                 const int64_t i = perm[j + (l < lr.n_rows ? l : 0)];
                 lr.reach[l] = IN_ROW(i);
+                lr.mult[l] = mult ? MULT_ROW(i) : NULL;
                 lr.out[l] = OUT_ROW(i);
                 lr.scale[l] = scale ? scale[i] : 1.0f;
             }
@@ -657,27 +689,40 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
 int64_t ds_showdown_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                                 const int32_t *row_board, const float *reach, const float *scale,
                                 float *out) {
-    return run_rows(H, B, tables, R, row_board, reach, NULL, scale, out, NULL, showdown_one, lanes_showdown);
+    return run_rows(H, B, tables, R, row_board, reach, NULL, NULL, NULL, scale, out, NULL, showdown_one, lanes_showdown);
 }
 
 int64_t ds_fold_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                             const int32_t *row_board, const float *reach, const float *scale,
                             float *out) {
-    return run_rows(H, B, tables, R, row_board, reach, NULL, scale, out, NULL, fold_one, lanes_fold);
+    return run_rows(H, B, tables, R, row_board, reach, NULL, NULL, NULL, scale, out, NULL, fold_one, lanes_fold);
 }
 
 int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables, int64_t R,
                                  const int32_t *row_board, const float *reach, const int64_t *in_rows,
                                  int64_t n_in, const float *scale, float *out, const int64_t *out_rows,
                                  int64_t n_out) {
-    if (!in_rows || !out_rows || n_in < 0 || n_out < 0 || R < 0) return DS_BAD_ARGS;
+    return ds_terminal_rows_product(fold, H, B, tables, R, row_board, reach, in_rows, n_in, NULL, NULL, 0,
+                                    scale, out, out_rows, n_out);
+}
+
+int64_t ds_terminal_rows_product(int fold, int H, int B, const uint32_t *tables, int64_t R,
+                                 const int32_t *row_board, const float *reach, const int64_t *in_rows,
+                                 int64_t n_in, const float *mult, const int64_t *mult_rows, int64_t n_mult,
+                                 const float *scale, float *out, const int64_t *out_rows, int64_t n_out) {
+    if (!in_rows || !out_rows || n_in < 0 || n_out < 0 || R < 0 || (mult && (!mult_rows || n_mult < 0)))
+        return DS_BAD_ARGS;
     for (int64_t i = 0; i < R; i++)
         if (in_rows[i] < 0 || in_rows[i] >= n_in) return R + i;
     for (int64_t i = 0; i < R; i++)
         if (out_rows[i] < 0 || out_rows[i] >= n_out) return 2 * R + i;
-    return fold ? run_rows(H, B, tables, R, row_board, reach, in_rows, scale, out, out_rows, fold_one, lanes_fold)
-                : run_rows(H, B, tables, R, row_board, reach, in_rows, scale, out, out_rows, showdown_one,
-                           lanes_showdown);
+    if (mult)
+        for (int64_t i = 0; i < R; i++)
+            if (mult_rows[i] < 0 || mult_rows[i] >= n_mult) return 3 * R + i;
+    return fold ? run_rows(H, B, tables, R, row_board, reach, in_rows, mult, mult_rows, scale, out, out_rows,
+                           fold_one, lanes_fold)
+                : run_rows(H, B, tables, R, row_board, reach, in_rows, mult, mult_rows, scale, out, out_rows,
+                           showdown_one, lanes_showdown);
 }
 
 int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,

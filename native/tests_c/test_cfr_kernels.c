@@ -79,6 +79,31 @@ static void check_forward_backward(int64_t H, int threads) {
     for (int64_t i = 0; i < n * H; i++) written += out[i] != 0.0f;
     CHECK(written == 0, "forward wrote %lld values despite a bad index", (long long)written);
     CHECK(ds_cfr_forward(-1, H, pl, src, parent, P, table, T, out, threads) == -2, "forward bad size");
+
+    /* forward_rows: the listed rows as forward writes them, bit for bit; the others untouched */
+    src[3] = 0;
+    int64_t some[3] = {n - 1, 0, 7};
+    for (int64_t i = 0; i < n * H; i++) out[i] = -1.0f;
+    CHECK(ds_cfr_forward(n, H, pl, src, parent, P, table, T, ref, threads) == -1, "forward rc");
+    CHECK(ds_cfr_forward_rows(3, H, some, n, pl, src, parent, P, table, T, out, threads) == -1, "forward_rows rc");
+    for (int64_t j = 0; j < n; j++) {
+        const int listed = j == some[0] || j == some[1] || j == some[2];
+        for (int64_t h = 0; h < H; h++)
+            CHECK(listed ? out[j * H + h] == ref[j * H + h] : out[j * H + h] == -1.0f, "forward_rows row %lld",
+                  (long long)j);
+    }
+    some[1] = n;
+    CHECK(ds_cfr_forward_rows(3, H, some, n, pl, src, parent, P, table, T, out, threads) == 1, "forward_rows bad row");
+    some[1] = 0;
+    pl[7] = -1;
+    CHECK(ds_cfr_forward_rows(3, H, some, n, pl, src, parent, P, table, T, out, threads) == 3 + 2,
+          "forward_rows bad parent index");
+    pl[7] = 0;
+    src[n - 1] = T;
+    CHECK(ds_cfr_forward_rows(3, H, some, n, pl, src, parent, P, table, T, out, threads) == 2 * 3 + 0,
+          "forward_rows bad table index");
+    src[n - 1] = 0;
+    CHECK(ds_cfr_forward_rows(-1, H, some, n, pl, src, parent, P, table, T, out, threads) == -2, "forward_rows bad size");
     free(parent), free(table), free(weight), free(child), free(out), free(ref), free(dst), free(dref);
 }
 

@@ -335,3 +335,19 @@ def test_indexed_terminal_rows_read_and_write_in_place() -> None:
         IndexedTerminalRows(kernel, True, [0], [1], [2], None)(reach.astype(np.float64), np.zeros((9, H), np.float32))
     with pytest.raises(ValueError, match="overlap"):
         IndexedTerminalRows(kernel, True, [0], [1], [2], None)(reach, reach)
+    # with multiplier rows: row i's range is reach[in_rows[i]] * mult[mult_rows[i]], bit for bit
+    # the kernel on that product stored (the forward pass's product, formed as it is read)
+    mult = rng.random((4, H)).astype(np.float32)
+    mult_rows = np.array([3, 0, 1, 1, 2])
+    for fold in (False, True):
+        got = np.full((9, H), 5.0, dtype=np.float32)
+        IndexedTerminalRows(kernel, fold, row_board, in_rows, out_rows, scale, mult_rows=mult_rows)(reach, got, mult)
+        product = reach[in_rows] * mult[mult_rows]
+        want = np.zeros((9, H), dtype=np.float32)
+        IndexedTerminalRows(kernel, fold, row_board, np.arange(5), out_rows, scale)(product, want)
+        assert np.array_equal(got[out_rows], want[out_rows])
+    bound = IndexedTerminalRows(kernel, True, [0], [1], [2], None, mult_rows=[4])
+    with pytest.raises(ValueError, match="mult row 4 out of range"):
+        bound(reach, np.zeros((9, H), np.float32), mult)
+    with pytest.raises(ValueError, match="mult must be given"):
+        bound(reach, np.zeros((9, H), np.float32))
