@@ -257,3 +257,32 @@ def test_values_only_solver_gives_the_same_values(leduc: Game, dtype: str) -> No
         lean.solver.average_strategy()
     with pytest.raises(ValueError, match="needs the average strategy"):
         solve_ranges(state, ranges, FCPA, cfg, space=space, average_strategy=False, target_exploitability=1.0)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_solve_pauses_the_garbage_collector_and_restores_it(leduc_limit: Game, enabled: bool) -> None:
+    """The iterations run with Python's cyclic collector off; afterwards it is as it was, also
+    when an iteration raises."""
+    import gc
+
+    space = HandSpace(leduc_limit)
+    state = HandState.initial(leduc_limit)
+    ranges = [uniform(space)] * 2
+    seen: list[bool] = []
+
+    def stop(t: int) -> None:
+        seen.append(gc.isenabled())
+        if len(seen) == 3:
+            raise RuntimeError("stop")
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        sol = solve_ranges(state, ranges, FCPA, SolverConfig(iterations=2, device="cpu", dtype="float64"))
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError, match="stop"):
+            sol.solver.solve(sol.result.root_reach, 5, on_iteration=stop)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
+    assert seen == [False, False, False]
