@@ -461,8 +461,9 @@ DS_INLINE void lanes_gather(int H, const LaneRows *rows, vlanes *restrict xs) {
         for (int l = 0; l < LANES; l++) xs[h][l] = rr[l][h];
 }
 
-/* out rows [h] = scale * os[h]: os holds every hand (0 for the blocked ones) */
-DS_INLINE void lanes_scatter(int H, const LaneRows *rows, const vlanes *restrict os) {
+/* out rows [h] = scale * (os[h] - sub[h]) (sub NULL: scale * os[h]): every hand is set in
+ * os and sub (0 for the blocked ones) */
+DS_INLINE void lanes_scatter(int H, const LaneRows *rows, const vlanes *restrict os, const vlanes *restrict sub) {
     vlanes s;
     for (int l = 0; l < LANES; l++) s[l] = rows->scale[l];
     const int L = rows->n_rows;
@@ -470,12 +471,15 @@ DS_INLINE void lanes_scatter(int H, const LaneRows *rows, const vlanes *restrict
     int h = 0;
     for (; h + LANES <= H; h += LANES) {
         vlanes m[LANES];
-        for (int j = 0; j < LANES; j++) m[j] = os[h + j] * s;
+        if (sub)
+            for (int j = 0; j < LANES; j++) m[j] = (os[h + j] - sub[h + j]) * s;
+        else
+            for (int j = 0; j < LANES; j++) m[j] = os[h + j] * s;
         transpose_lanes(m);
         for (int l = 0; l < L; l++) *(vlanes_u *)(ro[l] + h) = m[l];
     }
     for (; h < H; h++) {
-        const vlanes o = os[h] * s;
+        const vlanes o = (sub ? os[h] - sub[h] : os[h]) * s;
         for (int l = 0; l < L; l++) ro[l][h] = o[l];
     }
 }
@@ -487,55 +491,54 @@ DS_INLINE void lanes_zero_blocked(const uint32_t *table, vlanes *restrict os) {
     for (int i = 0; i < H - n; i++) os[REC_HAND(blk[i])] = (vlanes){0};
 }
 
-/* xs, os: scratch of H vectors each (aligned to a vector), indexed by hand. */
+/* xs, os: scratch of H vectors each (aligned to a vector), indexed by hand; os has room for
+ * 2 H vectors. The two sweeps are independent (each its own running sums), so they run
+ * side by side in one loop, one record of each per step: two dependency chains instead of
+ * one after the other. The forward sweep's terms go to os, the backward's to os + H, and
+ * the scatter takes the difference: the same arithmetic as sweeping one then the other. */
 DS_CLONES static void lanes_showdown(const uint32_t *table, const LaneRows *rows, vlanes *restrict xs,
                                      vlanes *restrict os) {
     const int n = (int)table[0];
     const int H = (int)(table[1] & 0xFFFF);
     const int K = header_k(table[1]);
     const uint32_t *fwd = table + TABLE_HEADER, *bwd = fwd + n;
+    vlanes *restrict ob = os + H;
     lanes_gather(H, rows, xs);
-    vlanes cw[CARD_SLOTS], W = {0};
-    memset(cw, 0, sizeof cw);
+    vlanes cf[CARD_SLOTS], cb[CARD_SLOTS], Wf = {0}, Wb = {0};
+    memset(cf, 0, sizeof cf);
+    memset(cb, 0, sizeof cb);
     if (K == 2) {
         for (int i = 0; i < n; i++) {
             const uint32_t e = fwd[i], h = REC_HAND(e), a = REC_A(e), b = REC_B(e);
-            const vlanes x = xs[h], ca = cw[a], cb = cw[b];
-            os[h] = W - ca - cb;
-            cw[a] = ca + x;
-            cw[b] = cb + x;
-            W += x;
-        }
-        memset(cw, 0, sizeof cw);
-        W = (vlanes){0};
-        for (int i = 0; i < n; i++) {
-            const uint32_t e = bwd[i], h = REC_HAND(fwd[REC_HAND(e)]), a = REC_A(e), b = REC_B(e);
-            const vlanes x = xs[h], ca = cw[a], cb = cw[b];
-            os[h] -= W - ca - cb;
-            cw[a] = ca + x;
-            cw[b] = cb + x;
-            W += x;
+            const uint32_t g = bwd[i], k = REC_HAND(fwd[REC_HAND(g)]), c = REC_A(g), d = REC_B(g);
+            const vlanes x = xs[h], xa = cf[a], xb = cf[b];
+            const vlanes y = xs[k], yc = cb[c], yd = cb[d];
+            os[h] = Wf - xa - xb;
+            ob[k] = Wb - yc - yd;
+            cf[a] = xa + x;
+            cf[b] = xb + x;
+            cb[c] = yc + y;
+            cb[d] = yd + y;
+            Wf += x;
+            Wb += y;
         }
     } else {
         for (int i = 0; i < n; i++) {
             const uint32_t e = fwd[i], h = REC_HAND(e), a = REC_A(e);
-            const vlanes x = xs[h], ca = cw[a];
-            os[h] = W - ca;
-            cw[a] = ca + x;
-            W += x;
-        }
-        memset(cw, 0, sizeof cw);
-        W = (vlanes){0};
-        for (int i = 0; i < n; i++) {
-            const uint32_t e = bwd[i], h = REC_HAND(fwd[REC_HAND(e)]), a = REC_A(e);
-            const vlanes x = xs[h], ca = cw[a];
-            os[h] -= W - ca;
-            cw[a] = ca + x;
-            W += x;
+            const uint32_t g = bwd[i], k = REC_HAND(fwd[REC_HAND(g)]), c = REC_A(g);
+            const vlanes x = xs[h], xa = cf[a];
+            const vlanes y = xs[k], yc = cb[c];
+            os[h] = Wf - xa;
+            ob[k] = Wb - yc;
+            cf[a] = xa + x;
+            cb[c] = yc + y;
+            Wf += x;
+            Wb += y;
         }
     }
     lanes_zero_blocked(table, os);
-    lanes_scatter(H, rows, os);
+    lanes_zero_blocked(table, ob);
+    lanes_scatter(H, rows, os, ob);
 }
 
 DS_CLONES static void lanes_fold(const uint32_t *table, const LaneRows *rows, vlanes *restrict xs,
@@ -577,7 +580,7 @@ DS_CLONES static void lanes_fold(const uint32_t *table, const LaneRows *rows, vl
         os[h] = v;
     }
     lanes_zero_blocked(table, os);
-    lanes_scatter(H, rows, os);
+    lanes_scatter(H, rows, os, NULL);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -644,7 +647,7 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
     float buf[MAX_HANDS];
     int64_t *first = R > 1 ? calloc((size_t)B + 1, sizeof *first) : NULL;
     int64_t *perm = R > 1 ? malloc((size_t)R * sizeof *perm) : NULL;
-    vlanes *scratch = R > 1 ? aligned_alloc(sizeof(vlanes), 2 * (size_t)H * sizeof *scratch) : NULL;
+    vlanes *scratch = R > 1 ? aligned_alloc(sizeof(vlanes), 3 * (size_t)H * sizeof *scratch) : NULL;
     if (!first || !perm || !scratch) { /* a single row, or no memory: one at a time */
         free(first);
         free(perm);
