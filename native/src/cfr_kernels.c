@@ -6,6 +6,8 @@
  * compiler (-O3; AVX2 clone picked at load time, like terminal.c).
  *
  *   forward   out[j, :]            = parent[parent_local[j], :] * table[src[j], :]
+ *             (forward_rows: only for the listed rows j; the solver leaves terminal rows out,
+ *             their reach formed by the terminal kernels as they read it)
  *   backward  dst[parent_local[j], :] += child[j, :] * table[src[j], :] (* weight[j]); with
  *             `assign`, a parent's first child writes (=) instead: no zeroing pass needed
  *   regrets   R[m, a, :] += (values[children[m, a], :] - values[rows[m], :]) * valid[m, a],
@@ -138,6 +140,7 @@ static int64_t first_bad_index(const int64_t *idx, int64_t n, int64_t limit) {
 /* ------------------------------------------------------------------ forward */
 typedef struct {
     int64_t H;
+    const int64_t *rows; /* the child rows to write (NULL: all) */
     const int64_t *parent_local, *src;
     const float *parent, *table;
     float *out;
@@ -146,7 +149,8 @@ typedef struct {
 CK_CLONES static void forward_range(const void *vargs, int64_t lo, int64_t hi) {
     const ForwardArgs *g = (const ForwardArgs *)vargs;
     const int64_t H = g->H;
-    for (int64_t j = lo; j < hi; j++) {
+    for (int64_t k = lo; k < hi; k++) {
+        const int64_t j = g->rows ? g->rows[k] : k;
         const float *restrict p = g->parent + g->parent_local[j] * H;
         const float *restrict t = g->table + g->src[j] * H;
         float *restrict o = g->out + j * H;
@@ -164,31 +168,12 @@ int64_t ds_cfr_forward(int64_t n, int64_t H, const int64_t *parent_local, const 
     if (bad >= 0) return bad;
     bad = first_bad_index(src, n, n_table);
     if (bad >= 0) return n + bad;
-    const ForwardArgs args = {H, parent_local, src, parent, table, out};
+    const ForwardArgs args = {H, NULL, parent_local, src, parent, table, out};
     run_even(forward_range, &args, n, H, threads);
     return CK_OK;
 }
 
 /* forward for the rows listed in `rows` only (the others are not written) */
-typedef struct {
-    int64_t H;
-    const int64_t *rows, *parent_local, *src;
-    const float *parent, *table;
-    float *out;
-} ForwardRowsArgs;
-
-CK_CLONES static void forward_rows_range(const void *vargs, int64_t lo, int64_t hi) {
-    const ForwardRowsArgs *g = (const ForwardRowsArgs *)vargs;
-    const int64_t H = g->H;
-    for (int64_t k = lo; k < hi; k++) {
-        const int64_t j = g->rows[k];
-        const float *restrict p = g->parent + g->parent_local[j] * H;
-        const float *restrict t = g->table + g->src[j] * H;
-        float *restrict o = g->out + j * H;
-        for (int64_t h = 0; h < H; h++) o[h] = p[h] * t[h];
-    }
-}
-
 int64_t ds_cfr_forward_rows(int64_t n, int64_t H, const int64_t *rows, int64_t n_child, const int64_t *parent_local,
                             const int64_t *src, const float *parent, int64_t n_parent, const float *table,
                             int64_t n_table, float *out, int threads) {
@@ -201,8 +186,8 @@ int64_t ds_cfr_forward_rows(int64_t n, int64_t H, const int64_t *rows, int64_t n
         if ((uint64_t)parent_local[rows[k]] >= (uint64_t)n_parent) return n + k;
         if ((uint64_t)src[rows[k]] >= (uint64_t)n_table) return 2 * n + k;
     }
-    const ForwardRowsArgs args = {H, rows, parent_local, src, parent, table, out};
-    run_even(forward_rows_range, &args, n, H, threads);
+    const ForwardArgs args = {H, rows, parent_local, src, parent, table, out};
+    run_even(forward_range, &args, n, H, threads);
     return CK_OK;
 }
 

@@ -349,31 +349,17 @@ DS_INLINE float table_totals(const uint32_t *table, const int K, const float *re
                              float *restrict cw) {
     const int n = (int)table[0];
     const uint32_t *rec = table + TABLE_HEADER;
-    float acc[2][CARD_SLOTS];
-    float W0 = 0.0f, W1 = 0.0f;
+    float acc[2][CARD_SLOTS], W[2] = {0.0f, 0.0f};
     memset(acc, 0, sizeof acc);
-    int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        const uint32_t e0 = rec[i], e1 = rec[i + 1];
-        const float x0 = r[REC_HAND(e0)], x1 = r[REC_HAND(e1)];
-        W0 += x0;
-        W1 += x1;
-        acc[0][REC_A(e0)] += x0;
-        acc[1][REC_A(e1)] += x1;
-        if (K == 2) {
-            acc[0][REC_B(e0)] += x0;
-            acc[1][REC_B(e1)] += x1;
-        }
-    }
-    if (i < n) {
-        const uint32_t e = rec[i];
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = rec[i], u = (uint32_t)i & 1;
         const float x = r[REC_HAND(e)];
-        W0 += x;
-        acc[0][REC_A(e)] += x;
-        if (K == 2) acc[0][REC_B(e)] += x;
+        W[u] += x;
+        acc[u][REC_A(e)] += x;
+        if (K == 2) acc[u][REC_B(e)] += x;
     }
     for (int c = 0; c < CARD_SLOTS; c++) cw[c] = acc[0][c] + acc[1][c];
-    return W0 + W1;
+    return W[0] + W[1];
 }
 
 DS_INLINE void sweep_fold(const uint32_t *table, const int K, const float *restrict r,
@@ -548,32 +534,19 @@ DS_CLONES static void lanes_fold(const uint32_t *table, const LaneRows *rows, vl
     const int K = header_k(table[1]);
     const uint32_t *fwd = table + TABLE_HEADER;
     lanes_gather(H, rows, xs);
-    /* two interleaved accumulators (even and odd records), the totals in registers */
-    vlanes cw[2][CARD_SLOTS], W0 = {0}, W1 = {0};
+    /* two interleaved accumulators (even and odd records), summed as table_totals sums */
+    vlanes cw[2][CARD_SLOTS], W[2] = {{0}, {0}};
     memset(cw, 0, sizeof cw);
-    int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        const uint32_t e0 = fwd[i], e1 = fwd[i + 1];
-        const vlanes x0 = xs[REC_HAND(e0)], x1 = xs[REC_HAND(e1)];
-        W0 += x0;
-        W1 += x1;
-        cw[0][REC_A(e0)] += x0;
-        cw[1][REC_A(e1)] += x1;
-        if (K == 2) {
-            cw[0][REC_B(e0)] += x0;
-            cw[1][REC_B(e1)] += x1;
-        }
-    }
-    if (i < n) {
-        const uint32_t e = fwd[i];
+    for (int i = 0; i < n; i++) {
+        const uint32_t e = fwd[i], u = (uint32_t)i & 1;
         const vlanes x = xs[REC_HAND(e)];
-        W0 += x;
-        cw[0][REC_A(e)] += x;
-        if (K == 2) cw[0][REC_B(e)] += x;
+        W[u] += x;
+        cw[u][REC_A(e)] += x;
+        if (K == 2) cw[u][REC_B(e)] += x;
     }
-    const vlanes T = W0 + W1;
+    const vlanes T = W[0] + W[1];
     for (int c = 0; c < CARD_SLOTS; c++) cw[0][c] += cw[1][c];
-    for (i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) {
         const uint32_t e = fwd[i], h = REC_HAND(e);
         vlanes v = T - cw[0][REC_A(e)];
         if (K == 2) v += xs[h] - cw[0][REC_B(e)];
