@@ -57,6 +57,13 @@
 #define CK_INLINE static inline
 #endif
 
+#if defined(__x86_64__) && !defined(CK_NO_STREAM)
+#include <xmmintrin.h>
+#define CK_STREAM 1
+#else
+#define CK_STREAM 0
+#endif
+
 #if defined(__GNUC__)
 #define CK_BARRIER() __asm__ __volatile__("" ::: "memory")
 #else
@@ -290,6 +297,18 @@ CK_INLINE void match_regrets(float *restrict s, const float *restrict r, const f
      * product into a branch of the select (trapping math) and cannot vectorise it */
     for (int64_t h = 0; h < n; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
     CK_BARRIER();
+#if CK_STREAM
+    if (((uintptr_t)s & 15) == 0) {
+        const __m128 u = _mm_set1_ps(uniform), zero = _mm_setzero_ps();
+        int64_t h = 0;
+        for (; h + 4 <= n; h += 4) {
+            const __m128 pos = _mm_cmpgt_ps(_mm_loadu_ps(total + h), zero);
+            _mm_stream_ps(s + h, _mm_or_ps(_mm_and_ps(pos, _mm_loadu_ps(quot + h)), _mm_andnot_ps(pos, u)));
+        }
+        for (; h < n; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
+        return;
+    }
+#endif
     for (int64_t h = 0; h < n; h++) s[h] = total[h] > 0.0f ? quot[h] : uniform;
 }
 typedef struct {
@@ -428,6 +447,9 @@ CK_CLONES static void regrets_strategy_range(const void *vargs, int64_t lo, int6
             }
         }
     }
+#if CK_STREAM
+    _mm_sfence(); /* the streamed strategy rows are visible to other threads from here */
+#endif
 }
 
 int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
