@@ -46,6 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "native.h"
 
 #if defined(__GNUC__)
@@ -391,6 +395,7 @@ typedef float vlanes_u __attribute__((vector_size(LANES * sizeof(float)), aligne
  * reach one step down, formed here instead of being stored). */
 typedef struct {
     int n_rows;
+    int stream; /* write the out rows with non-temporal stores (16-byte aligned rows) */
     const float *reach[LANES];
     const float *mult[LANES];
     float *out[LANES];
@@ -462,6 +467,15 @@ DS_INLINE void lanes_scatter(int H, const LaneRows *rows, const vlanes *restrict
         else
             for (int j = 0; j < LANES; j++) m[j] = os[h + j] * s;
         transpose_lanes(m);
+#if defined(__x86_64__)
+        if (rows->stream) {
+            for (int l = 0; l < L; l++) {
+                _mm_stream_ps(ro[l] + h, (__m128){m[l][0], m[l][1], m[l][2], m[l][3]});
+                _mm_stream_ps(ro[l] + h + 4, (__m128){m[l][4], m[l][5], m[l][6], m[l][7]});
+            }
+            continue;
+        }
+#endif
         for (int l = 0; l < L; l++) *(vlanes_u *)(ro[l] + h) = m[l];
     }
     for (; h < H; h++) {
@@ -618,6 +632,11 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
     if (bad != DS_OK) return bad;
     const size_t stride = TABLE_WORDS(H);
     float buf[MAX_HANDS];
+#if defined(__x86_64__)
+    const int stream = mult && (H & 3) == 0 && ((uintptr_t)out & 15) == 0;
+#else
+    const int stream = 0;
+#endif
     int64_t *first = R > 1 ? calloc((size_t)B + 1, sizeof *first) : NULL;
     int64_t *perm = R > 1 ? malloc((size_t)R * sizeof *perm) : NULL;
     vlanes *scratch = R > 1 ? aligned_alloc(sizeof(vlanes), 3 * (size_t)H * sizeof *scratch) : NULL;
@@ -645,6 +664,7 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
             }
             LaneRows lr;
             lr.n_rows = count < LANES ? (int)count : LANES;
+            lr.stream = stream;
             for (int l = 0; l < LANES; l++) {
                 const int64_t i = perm[j + (l < lr.n_rows ? l : 0)];
                 lr.reach[l] = IN_ROW(i);
@@ -659,6 +679,9 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
     free(first);
     free(perm);
     free(scratch);
+#if defined(__x86_64__)
+    if (stream) _mm_sfence();
+#endif
     return DS_OK;
 }
 
