@@ -572,8 +572,8 @@ class SolverKernels:
             if args[0]:
                 self._ok(bwd(*args), "propagate_values")
             m0, m = self._dec_by_depth[player][d]
-            if m:
-                code = lib.ds_cfr_regrets_strategy(
+            if m:  # (interleaving is for tables larger than the caches: the strategy is streamed)
+                code = lib.ds_cfr_regrets_strategy_stream(
                     m, A, H, self._rows_p + m0, self._children_p + m0 * A, self._valid_p + m0 * A,
                     self._values_p[player], self.N, self._regrets_p + m0 * A * H, self._strategy_p + m0 * A * H,
                     int(bool(floor)), float(pos), float(neg), self.threads,

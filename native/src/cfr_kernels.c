@@ -290,15 +290,17 @@ CK_INLINE void reciprocals(float *restrict inv, const float *restrict total, int
     CK_BARRIER();
 }
 
-/* s = total > 0 ? max(r, 0) * v / total : uniform, with inv = 1 / total given and quot scratch */
+/* s = total > 0 ? max(r, 0) * v / total : uniform, with inv = 1 / total given and quot scratch;
+ * with `stream`, s is written with non-temporal stores where it is 16-byte aligned */
 CK_INLINE void match_regrets(float *restrict s, const float *restrict r, const float *restrict total,
-                             const float *restrict inv, float *restrict quot, float v, float uniform, int64_t n) {
+                             const float *restrict inv, float *restrict quot, float v, float uniform, int64_t n,
+                             int stream) {
     /* product and select in two loops, kept apart by a compiler barrier: fused, gcc sinks the
      * product into a branch of the select (trapping math) and cannot vectorise it */
     for (int64_t h = 0; h < n; h++) quot[h] = ((r[h] < 0.0f ? 0.0f : r[h]) * v) * inv[h];
     CK_BARRIER();
 #if CK_STREAM
-    if (((uintptr_t)s & 15) == 0) {
+    if (stream && ((uintptr_t)s & 15) == 0) {
         const __m128 u = _mm_set1_ps(uniform), zero = _mm_setzero_ps();
         int64_t h = 0;
         for (; h + 4 <= n; h += 4) {
@@ -319,6 +321,7 @@ typedef struct {
     int floor;
     float pos, neg;
     float *strategy; /* regrets_strategy only */
+    int stream;      /* regrets_strategy only: stream the strategy rows to memory */
 } RegretArgs;
 
 CK_CLONES static void regrets_range(const void *vargs, int64_t lo, int64_t hi) {
@@ -345,7 +348,7 @@ int64_t ds_cfr_regrets(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
     if (bad >= 0) return bad;
     bad = first_bad_index(dec_children, M * A, n_rows);
     if (bad >= 0) return M + bad;
-    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg, NULL};
+    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg, NULL, 0};
     run_even(regrets_range, &args, M, A * H, threads);
     return CK_OK;
 }
@@ -382,7 +385,7 @@ CK_CLONES static void strategy_range(const void *vargs, int64_t lo, int64_t hi) 
                 const float *restrict r = g->regrets + (m * A + a) * H + h0;
                 float *restrict s = g->strategy + (m * A + a) * H + h0;
                 const float v = valid[a];
-                match_regrets(s, r, total, inv, quot, v, n_valid != 0.0f ? v / n_valid : 0.0f, nh);
+                match_regrets(s, r, total, inv, quot, v, n_valid != 0.0f ? v / n_valid : 0.0f, nh, 0);
             }
         }
     }
@@ -443,19 +446,19 @@ CK_CLONES static void regrets_strategy_range(const void *vargs, int64_t lo, int6
                 if (v == 0.0f) continue;
                 const float *restrict r = g->regrets + (m * A + a) * H + h0;
                 float *restrict s = g->strategy + (m * A + a) * H + h0;
-                match_regrets(s, r, total, inv, quot, v, v / n_valid, nh);
+                match_regrets(s, r, total, inv, quot, v, v / n_valid, nh, g->stream);
             }
         }
     }
 #if CK_STREAM
-    _mm_sfence(); /* the streamed strategy rows are visible to other threads from here */
+    if (g->stream) _mm_sfence(); /* the streamed strategy rows are visible to other threads from here */
 #endif
 }
 
-int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+static int64_t regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
                                 const int64_t *dec_children, const float *valid, const float *values,
                                 int64_t n_rows, float *regrets, float *strategy, int floor, float pos,
-                                float neg, int threads) {
+                                float neg, int stream, int threads) {
     if (M < 0 || A < 1 || H < 1 || n_rows < 0) return CK_BAD_ARGS;
     if (M == 0) return CK_OK;
     if (!dec_rows || !dec_children || !valid || !values || !regrets || !strategy) return CK_BAD_ARGS;
@@ -463,9 +466,26 @@ int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *
     if (bad >= 0) return bad;
     bad = first_bad_index(dec_children, M * A, n_rows);
     if (bad >= 0) return M + bad;
-    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg, strategy};
+    const RegretArgs args = {A, H, dec_rows, dec_children, valid, values, regrets, floor != 0, pos, neg, strategy,
+                             stream};
     run_even(regrets_strategy_range, &args, M, A * H, threads);
     return CK_OK;
+}
+
+int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                                const int64_t *dec_children, const float *valid, const float *values,
+                                int64_t n_rows, float *regrets, float *strategy, int floor, float pos,
+                                float neg, int threads) {
+    return regrets_strategy(M, A, H, dec_rows, dec_children, valid, values, n_rows, regrets, strategy, floor, pos,
+                            neg, 0, threads);
+}
+
+int64_t ds_cfr_regrets_strategy_stream(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                                       const int64_t *dec_children, const float *valid, const float *values,
+                                       int64_t n_rows, float *regrets, float *strategy, int floor, float pos,
+                                       float neg, int threads) {
+    return regrets_strategy(M, A, H, dec_rows, dec_children, valid, values, n_rows, regrets, strategy, floor, pos,
+                            neg, 1, threads);
 }
 
 /* ------------------------------------------------------------------ average */

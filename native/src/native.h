@@ -132,6 +132,12 @@ int64_t ds_cfr_regrets_strategy(int64_t M, int64_t A, int64_t H, const int64_t *
                                 float neg, int threads);
 /* ds_cfr_regrets then ds_cfr_strategy in one pass, skipping actions whose valid is 0 (their
  * regrets and strategy are not touched); bad index positions as ds_cfr_regrets */
+int64_t ds_cfr_regrets_strategy_stream(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
+                                       const int64_t *dec_children, const float *valid, const float *values,
+                                       int64_t n_rows, float *regrets, float *strategy, int floor, float pos,
+                                       float neg, int threads);
+/* the same, the strategy rows written with non-temporal stores (for tables larger than the
+ * caches, read again only later): the same values */
 int64_t ds_cfr_average(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows, const float *strategy,
                        const float *reach, int64_t n_rows, float w, float *strategy_sum, int threads);
 /* SS[m, a] += w * (S[m, a] * reach[rows[m]]) */

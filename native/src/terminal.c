@@ -39,6 +39,8 @@
  * The transposes go 8 x 8 blocks at a time in registers, so the rows are read and written
  * whole and in order; the sweeps index the transposed copy by hand, and it stays in cache.
  * The kernels are compiled twice, for AVX2 and baseline x86-64, and picked at load time.
+ * The solver's rows (ds_terminal_rows_product) are written with non-temporal stores: on large
+ * trees they are read again only by the backward pass, after the whole forward pass.
  * Accumulation is in float32, like the rest of the solver: the error of a value is of the
  * order of 1e-7 times the opponent's total mass.
  */

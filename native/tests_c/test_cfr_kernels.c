@@ -164,7 +164,16 @@ static void check_decisions(int64_t H, int threads) {
         CHECK(on ? fr[i] == regrets[i] && fs[i] == strategy[i] : fr[i] == pre[i] && fs[i] == 0.0f,
               "regrets_strategy at %lld (threads=%d)", (long long)i, threads);
     }
-    free(fr), free(fs), free(pre);
+    /* the streamed variant (non-temporal strategy stores where aligned): the same bits */
+    float *gr = malloc((size_t)(M * A * H) * sizeof(float)), *gs = calloc((size_t)(M * A * H), sizeof(float));
+    memcpy(gr, pre, (size_t)(M * A * H) * sizeof(float));
+    CHECK(ds_cfr_regrets_strategy_stream(M, A, H, rows, children, valid, values, N, gr, gs, 0, 0.8f, 0.5f, threads) ==
+              -1,
+          "regrets_strategy_stream rc");
+    CHECK(memcmp(gr, fr, (size_t)(M * A * H) * sizeof(float)) == 0 &&
+              memcmp(gs, fs, (size_t)(M * A * H) * sizeof(float)) == 0,
+          "regrets_strategy_stream differs (H=%lld threads=%d)", (long long)H, threads);
+    free(fr), free(fs), free(pre), free(gr), free(gs);
 
     float *ssum = calloc((size_t)(M * A * H), sizeof(float)), *reach = fill(N * H);
     CHECK(ds_cfr_average(M, A, H, rows, strategy, reach, N, 2.0f, ssum, threads) == -1, "average rc");
