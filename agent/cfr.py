@@ -544,15 +544,6 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
     fold_boards, showdown_boards = np.asarray(la.fold_boards), np.asarray(la.showdown_boards)
     starts = np.array([sl.start for sl in la.depth_slices])
 
-    # by depth: each terminal row read as its parent's reach times the opponent's multiplier
-    parent_of = np.full(la.num_rows, -1, dtype=np.int64)
-    src_of = np.full((2, la.num_rows), -1, dtype=np.int64)
-    for d, tr in enumerate(la.transitions):
-        sl = la.depth_slices[d + 1]
-        parent_of[sl] = la.depth_slices[d].start + tr.parent_local.numpy()
-        for q in range(2):
-            src_of[q, sl] = tr.src[q].numpy()
-
     def fns_for(p: int, fold_sel: np.ndarray, showdown_sel: np.ndarray) -> list[Callable]:
         fns: list[Callable] = []
         for fold, rows_all, boards, scale, sel in (
@@ -571,6 +562,14 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
 
     if not by_depth:
         return [fns_for(p, np.ones(len(fold_rows), bool), np.ones(len(showdown_rows), bool)) for p in range(2)]
+    # by depth: each terminal row read as its parent's reach times the opponent's multiplier
+    parent_of = np.full(la.num_rows, -1, dtype=np.int64)
+    src_of = np.full((2, la.num_rows), -1, dtype=np.int64)
+    for d, tr in enumerate(la.transitions):
+        sl = la.depth_slices[d + 1]
+        parent_of[sl] = la.depth_slices[d].start + tr.parent_local.numpy()
+        for q in range(2):
+            src_of[q, sl] = tr.src[q].numpy()
     fold_depth = np.searchsorted(starts, fold_rows, side="right") - 1
     showdown_depth = np.searchsorted(starts, showdown_rows, side="right") - 1
     return [[fns_for(p, fold_depth == d, showdown_depth == d) for d in range(len(starts))] for p in range(2)]
