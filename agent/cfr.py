@@ -463,24 +463,39 @@ class Solver:
         return self.values_sum / self.weight_sum
 
     # ------------------------------------------------------------------ evaluation
+    @contextmanager
+    def _playing(self, root_reach: torch.Tensor, strategy: torch.Tensor) -> Iterator[None]:
+        """``strategy`` and ``root_reach`` in place of the solver's own for an evaluation, and
+        the reach of both players under them; the current strategy (regret matching's, which
+        the next iteration plays) and root reach are put back afterwards, so that checking a
+        solve's exploitability between iterations does not change the solve."""
+        saved_strategy, saved_root = self.strategy.clone(), self.root_reach.clone()
+        try:
+            self.strategy.copy_(strategy)
+            self.root_reach.copy_(root_reach.to(device=self.la.device, dtype=self.la.dtype))
+            for p in range(2):
+                self.propagate_reach(p)
+            yield
+        finally:
+            self.strategy.copy_(saved_strategy)
+            self.root_reach.copy_(saved_root)
+
     def evaluate(self, root_reach: torch.Tensor, strategy: torch.Tensor) -> torch.Tensor:
-        """Counterfactual values ``[2, N, H]`` of both players when both play ``strategy``."""
-        self.strategy.copy_(strategy)
-        self.root_reach.copy_(root_reach.to(device=self.la.device, dtype=self.la.dtype))
-        for p in range(2):
-            self.propagate_reach(p)
-        for p in range(2):
-            self.terminal_values(p, zero_others=not self._no_zeroing)
-            self.propagate_values(p)
-        return self.values.clone()
+        """Counterfactual values ``[2, N, H]`` of both players when both play ``strategy``
+        (``self.reach`` is left holding their reach under it)."""
+        with self._playing(root_reach, strategy):
+            for p in range(2):
+                self.terminal_values(p, zero_others=not self._no_zeroing)
+                self.propagate_values(p)
+            return self.values.clone()
 
     def best_response_values(self, root_reach: torch.Tensor, strategy: torch.Tensor, player: int) -> torch.Tensor:
         """Counterfactual values ``[N, H]`` of ``player`` best-responding to ``strategy``."""
+        with self._playing(root_reach, strategy):
+            return self._best_response_values(player)
+
+    def _best_response_values(self, player: int) -> torch.Tensor:
         la = self.la
-        self.strategy.copy_(strategy)
-        self.root_reach.copy_(root_reach.to(device=la.device, dtype=la.dtype))
-        for p in range(2):
-            self.propagate_reach(p)
         self.terminal_values(player)
         values = self.values[player]
         sl = la.dec_slices[player]

@@ -259,6 +259,25 @@ def test_values_only_solver_gives_the_same_values(leduc: Game, dtype: str) -> No
         solve_ranges(state, ranges, FCPA, cfg, space=space, average_strategy=False, target_exploitability=1.0)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])  # torch phases / fused C kernels
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr"])
+def test_exploitability_checks_do_not_change_the_solve(leduc: Game, dtype: str, algorithm: str) -> None:
+    """Checking the exploitability every few iterations (``target_exploitability``) evaluates the
+    average strategy with the solver's own buffers; the iterations after a check must still play
+    the current (regret-matched) strategy, so the solve ends exactly as one without checks."""
+    space = HandSpace(leduc)
+    state = HandState.at_round_start(leduc, 1, (300, 300), (cards_from_str("Kh")[0],))
+    rng = np.random.default_rng(5)
+    ranges = [rng.random(space.size) * space.valid(state.board) for _ in range(2)]
+    cfg = SolverConfig(algorithm=algorithm, alternating=True, iterations=30, device="cpu", dtype=dtype)
+    plain = solve_ranges(state, ranges, FCPA, cfg, space=space)
+    checked = solve_ranges(state, ranges, FCPA, cfg, space=space, target_exploitability=-1.0, check_every=7)
+    assert [h["iterations"] for h in checked.history] == [7, 14, 21, 28, 30]
+    np.testing.assert_array_equal(checked.result.average_strategy.numpy(), plain.result.average_strategy.numpy())
+    np.testing.assert_array_equal(checked.values_at(0), plain.values_at(0))
+    assert checked.history[-1]["exploitability"] == pytest.approx(plain.exploitability()["exploitability"], abs=1e-9)
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_solve_pauses_the_garbage_collector_and_restores_it(leduc_limit: Game, enabled: bool) -> None:
     """The iterations run with Python's cyclic collector off; afterwards it is as it was, also
