@@ -21,7 +21,9 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
-from agent.datagen import GenerateSpec, Situation, both_all_in, draw_situation, generate_shard, solve_situation, solve_situation_checked
+from agent.datagen import (GENERATE_DCFR, GenerateSpec, Situation, both_all_in, draw_situation, format_dcfr, generate_shard,
+                           parse_dcfr,
+                           solve_situation, solve_situation_checked)
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, pick_device
 from protocol.gamedef import load_game
@@ -109,10 +111,13 @@ def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | N
     return fields
 
 
-def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, device: str, check: bool) -> dict[str, Any]:
+def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, device: str, check: bool,
+                dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
     """One process's share of the turn row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
-    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=device, dtype="float32")
+    alpha, beta, gamma = dcfr
+    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=device, dtype="float32", alpha=alpha, beta=beta,
+                          gamma=gamma)
     with _one_thread():  # as deepstack generate runs: one process per core
         return _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1], stream)
 
@@ -135,7 +140,7 @@ def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def bench_turn(situations: int, iterations: int, algorithm: str, device: str, check: bool = False,
-               processes: int = 1) -> dict[str, Any]:
+               processes: int = 1, dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
     """Turn situations solved as ``deepstack generate --street turn`` solves them (to the end of
     the game, average values only) and timed. With ``check``, the average strategy is kept too and
     each solve's exploitability (% of the pot) is reported: how accurate the targets are. With
@@ -143,24 +148,31 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str, ch
     own random streams), as generation runs one process per core: the row's rate is theirs summed."""
     dev = pick_device(device)
     if processes == 1:
-        fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check)
+        fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check, dcfr)
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check) for k in range(processes)]
+            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check, dcfr) for k in range(processes)]
             fields = _combined([job.result() for job in jobs])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
     cores = os.cpu_count() or 1
-    return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm, **fields, threads=1,
+    return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm,
+                **_dcfr_field(algorithm, dcfr), **fields, threads=1,
                 processes=processes, goal_cpu=0.25, goal_h100=100.0,
                 deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
                 deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
 
 
-def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str) -> dict[str, Any]:
+def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, str]:
+    """The DCFR parameters as ``ALPHA,BETA,GAMMA`` text (``-inf`` is not JSON), for DCFR rows."""
+    return {"dcfr": format_dcfr(dcfr)} if algorithm in ("dcfr", "dcfr+") else {}
+
+
+def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str,
+               dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
     """Flop situations solved as ``deepstack generate --street flop`` solves them (the flop's
     betting, the turn network at the leaves for each of the 49 turn cards; CPU) and timed."""
     from agent.datagen import _next_street_leaf
@@ -169,14 +181,17 @@ def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str) 
     space = HandSpace(load_game("hunl"))
     leaf = _next_street_leaf("hunl", turn_net)
     _, entry = checked_file(turn_net)
-    config = SolverConfig(algorithm=algorithm, iterations=iterations, device="cpu", dtype="float32")
+    alpha, beta, gamma = dcfr
+    config = SolverConfig(algorithm=algorithm, iterations=iterations, device="cpu", dtype="float32", alpha=alpha, beta=beta,
+                          gamma=gamma)
 
     def solve(sit: Situation) -> None:
         solve_situation(space, 1, sit, config, leaf)
 
     with _one_thread():
         fields = _timed_draws(1, situations, solve)
-    return _row("generate.flop", fields.pop("rate"), "situations/s", "cpu", iterations=iterations, algorithm=algorithm, **fields, threads=1,
+    return _row("generate.flop", fields.pop("rate"), "situations/s", "cpu", iterations=iterations, algorithm=algorithm,
+                **_dcfr_field(algorithm, dcfr), **fields, threads=1,
                 turn_net=turn_net, net=entry.get("net"), net_training_situations=entry.get("training_situations"))
 
 
@@ -221,6 +236,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
     p.add_argument("--turn-algorithm", default="cfr+", help="CFR variant of the turn and flop solves (default cfr+)", choices=["cfr+", "dcfr", "hybrid", "dcfr+"])
     p.add_argument("--turn-iterations", type=int, default=None, help="iterations of the turn and flop solves (default: --iterations)")
+    p.add_argument("--dcfr", default=format_dcfr(GENERATE_DCFR), metavar="ALPHA,BETA,GAMMA",
+                   help=f"turn and flop rows with --turn-algorithm dcfr / dcfr+: DCFR's parameters (default {format_dcfr(GENERATE_DCFR)}, "
+                        "as deepstack generate)")
     p.add_argument("--flop-situations", type=int, default=3, help="flop situations to draw (default 3)")
     p.add_argument("--turn-net", default="models/holdem/turn.pt", help="flop row: the turn network (default models/holdem/turn.pt)")
     p.add_argument("--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)")
@@ -237,16 +255,21 @@ def main(argv: list[str]) -> int:
         print("deepstack bench generate: error: counts and --iterations must be positive", file=sys.stderr)
         return 2
     iters = args.turn_iterations or args.iterations
+    try:
+        dcfr = parse_dcfr(args.dcfr)
+    except ValueError as exc:
+        print(f"deepstack bench generate: error: --dcfr: {exc}", file=sys.stderr)
+        return 2
     if "leduc" in streets:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
     if "turn" in streets:
-        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes)), flush=True)
+        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr)), flush=True)
     if "flop" in streets:
         from agent.models import ModelError
 
         try:
-            print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net)), flush=True)
+            print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net, dcfr)), flush=True)
         except ModelError as exc:
             print(f"deepstack bench generate: flop skipped: flop situations need a turn network: {exc}", file=sys.stderr)
             return 1

@@ -40,7 +40,8 @@ class Variant:
     * ``cfr+``: regret-matching+ (regrets floored at 0), linear averaging after ``skip``.
     * ``hybrid``: DeepStack's choice: regret-matching+, uniform averaging, the first ``skip``
       iterations left out of the averages.
-    * ``dcfr``: Discounted CFR (alpha, beta, gamma), averaging weight t^gamma.
+    * ``dcfr``: Discounted CFR (alpha, beta, gamma), averaging weight t^gamma. ``beta = -inf``
+      resets negative regrets to 0 after every iteration, as regret-matching+ does.
     * ``dcfr+``: DCFR regrets with linear averaging weight max(0, t - skip) (Supremus).
     """
 
@@ -57,6 +58,10 @@ class Variant:
             raise ValueError(f"unknown CFR algorithm {self.algorithm!r}; use cfr+, hybrid, dcfr or dcfr+")
         if self.skip < 0:
             raise ValueError("skip must be >= 0")
+        if not (math.isfinite(self.alpha) and math.isfinite(self.gamma) and self.alpha >= 0 and self.gamma >= 0):
+            raise ValueError(f"DCFR alpha and gamma must be finite and >= 0, not {self.alpha} and {self.gamma}")
+        if math.isnan(self.beta) or self.beta == math.inf:
+            raise ValueError(f"DCFR beta must be a number or -inf, not {self.beta}")
 
     @property
     def floors_regrets(self) -> bool:
@@ -73,6 +78,8 @@ class Variant:
         """Multipliers of positive and negative accumulated regrets after iteration t."""
         if self.algorithm in ("dcfr", "dcfr+"):
             ta = float(t) ** self.alpha
+            if self.beta == -math.inf:
+                return ta / (ta + 1.0), 0.0
             tb = float(t) ** self.beta
             return ta / (ta + 1.0), tb / (tb + 1.0)
         return 1.0, 1.0

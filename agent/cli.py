@@ -173,6 +173,10 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
     p.add_argument("--algorithm", default="dcfr", choices=["cfr+", "dcfr", "dcfr+", "hybrid"],
                    help="CFR variant of the solves (default dcfr)")
+    p.add_argument("--dcfr", default=None, metavar="ALPHA,BETA,GAMMA",
+                   help="DCFR's regret discounts and averaging exponent for --algorithm dcfr / dcfr+ (default 1.5,-inf,4: "
+                        "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
+                        "what data made before this option was solved with)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--ray-address", default=None,
@@ -218,9 +222,16 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
         return 2
+    from agent.datagen import GENERATE_DCFR, parse_dcfr
+
+    try:
+        alpha, beta, gamma = GENERATE_DCFR if args.dcfr is None else parse_dcfr(args.dcfr)
+    except ValueError as exc:
+        print(f"deepstack generate: error: --dcfr: {exc}", file=sys.stderr)
+        return 2
     spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size,
                         seed=args.seed, iterations=args.iterations, algorithm=args.algorithm, next_net=next_net,
-                        aux_flops=args.aux_flops)
+                        aux_flops=args.aux_flops, dcfr_alpha=alpha, dcfr_beta=beta, dcfr_gamma=gamma)
     try:
         if args.ray_address is not None:
             from agent.cluster import ClusterError, generate_on_ray

@@ -47,9 +47,15 @@ class SolverConfig:
     skip: int = 0
     device: str = "auto"
     dtype: Literal["float32", "float64"] = "float32"
+    #: DCFR's discounts of positive and negative regrets and its averaging exponent (dcfr and
+    #: dcfr+; see :class:`agent.cfr.Variant`)
+    alpha: float = 1.5
+    beta: float = 0.0
+    gamma: float = 2.0
 
     def variant(self) -> Variant:
-        return Variant(algorithm=self.algorithm, skip=self.skip, alternating=self.alternating)
+        return Variant(algorithm=self.algorithm, skip=self.skip, alternating=self.alternating, alpha=self.alpha,
+                       beta=self.beta, gamma=self.gamma)
 
     def torch_dtype(self) -> torch.dtype:
         return torch.float64 if self.dtype == "float64" else torch.float32

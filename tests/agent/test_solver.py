@@ -52,6 +52,21 @@ def test_every_variant_converges_on_nolimit_leduc(algorithm: str, leduc: Game) -
         assert late < 0.2  # chips per game (antes of 100)
 
 
+def test_dcfr_parameters_reach_the_variant() -> None:
+    """alpha / beta / gamma of a solver config are the variant's; beta = -inf resets negative
+    regrets (multiplier 0), as regret-matching+ does; nonsense is refused."""
+    import math
+
+    v = SolverConfig(algorithm="dcfr", alpha=2.0, beta=-math.inf, gamma=4.0).variant()
+    assert (v.alpha, v.beta, v.gamma) == (2.0, -math.inf, 4.0)
+    assert v.discount(1) == (0.5, 0.0) and v.discount(3) == pytest.approx((9 / 10, 0.0))
+    assert v.average_weight(3) == 81.0
+    assert Variant("dcfr").discount(1) == (0.5, 0.5)
+    for bad in ({"alpha": math.nan}, {"gamma": -1.0}, {"beta": math.inf}, {"beta": math.nan}):
+        with pytest.raises(ValueError):
+            Variant("dcfr", **bad)
+
+
 def _brute_force_best_response(sol, player: int) -> float:
     """Best response by enumerating every deal of Leduc (independent of the tensor code)."""
     la = sol.lookahead

@@ -4,6 +4,7 @@ TorchScript export and use as the depth-limit leaves of a re-solve."""
 from __future__ import annotations
 
 import json
+import math
 
 from pathlib import Path
 
@@ -107,6 +108,36 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
     (out / "generate.json").unlink()
     with pytest.raises(DataFolderError, match="shard_size 4 -> 2"):
         generate(GenerateSpec(**{**spec.__dict__, "shard_size": 2}), out, progress=False)
+
+
+def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values(tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Records written before the DCFR parameters were recorded hold data solved with DCFR's
+    published (1.5, 0, 2): they refuse the generation default and resume with those."""
+    from agent.cli import main
+    from agent.datagen import DataFolderError, parse_dcfr
+
+    out = tmp_path / "data"
+    spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=5, dcfr_beta=0.0, dcfr_gamma=2.0)
+    generate(spec, out, progress=False)
+    record = json.loads((out / "generate.json").read_text())
+    for key in ("dcfr_alpha", "dcfr_beta", "dcfr_gamma"):
+        del record["spec"][key]
+    (out / "generate.json").write_text(json.dumps(record))
+    with pytest.raises(DataFolderError, match=r"dcfr_beta 0.0 -> -inf; dcfr_gamma 2.0 -> 4.0"):
+        generate(GenerateSpec(game="leduc", round=1, situations=8, shard_size=4, seed=3, iterations=5), out, progress=False)
+    assert not shard_path(out, 1).exists()
+    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "4", "--seed", "3",
+                 "--iterations", "5", "--dcfr", "1.5,0,2", "--out", str(out)]) == 0
+    assert shard_path(out, 1).exists()
+    assert shard_path(out, 1).exists()
+    assert parse_dcfr("1.5,-inf,4") == (1.5, -math.inf, 4.0)
+    for bad in ("1.5,0", "a,b,c", "1.5,inf,2", "-1,0,2", "1.5,0,nan"):
+        with pytest.raises(ValueError):
+            parse_dcfr(bad)
+    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--dcfr", "1.5,0", "--out", str(tmp_path / "x")]) == 2
+    assert "--dcfr: DCFR parameters must be ALPHA,BETA,GAMMA" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
 
 
 def test_zero_sum_layer() -> None:
