@@ -58,18 +58,19 @@ def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
     rows = []
     spec = GenerateSpec(game="leduc", round=1, situations=situations, shard_size=situations, seed=1, iterations=iterations)
     seconds = _time_shard(spec, situations)
+    dcfr = _dcfr_field(spec.algorithm, (spec.dcfr_alpha, spec.dcfr_beta, spec.dcfr_gamma))
     rows.append(_row("generate.leduc", situations / seconds, "situations/s", "cpu", mode="batched", situations=situations,
-                     iterations=iterations, algorithm=spec.algorithm, seconds=round(seconds, 3)))
+                     iterations=iterations, algorithm=spec.algorithm, **dcfr, seconds=round(seconds, 3)))
     single = max(1, min(10, situations))
     space = HandSpace(load_game("leduc"))
     rng = np.random.default_rng(1)
-    config = SolverConfig(algorithm=spec.algorithm, iterations=iterations, device="cpu", dtype="float64")
+    config = spec.solver_config("float64")
     start = time.perf_counter()
     for _ in range(single):
         solve_situation(space, 1, draw_situation(space, 1, rng), config)
     seconds = time.perf_counter() - start
     rows.append(_row("generate.leduc", single / seconds, "situations/s", "cpu", mode="one-per-solver-call", situations=single,
-                     iterations=iterations, algorithm=spec.algorithm, seconds=round(seconds, 3)))
+                     iterations=iterations, algorithm=spec.algorithm, **dcfr, seconds=round(seconds, 3)))
     return rows
 
 
