@@ -22,8 +22,7 @@ import numpy as np
 import torch
 
 from agent.datagen import (GENERATE_DCFR, GenerateSpec, Situation, both_all_in, draw_situation, format_dcfr, generate_shard,
-                           parse_dcfr,
-                           solve_situation, solve_situation_checked)
+                           parse_dcfr, solve_situation, solve_situation_checked)
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, pick_device
 from protocol.gamedef import load_game

@@ -415,9 +415,16 @@ def _recorded_meta(out: Path) -> dict | None:
     return None
 
 
+def spec_record(spec: GenerateSpec | dict) -> dict:
+    """The spec as recorded in ``generate.json`` and the shards: infinite numbers (DCFR's beta)
+    as text, since JSON has none."""
+    fields = asdict(spec) if isinstance(spec, GenerateSpec) else dict(spec)
+    return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in fields.items()}
+
+
 def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None) -> None:
-    new = asdict(spec)
-    old = {**LEGACY_SPEC_FIELDS, **recorded.get("spec", {})}  # older records lack the DCFR fields
+    new = spec_record(spec)
+    old = spec_record({**LEGACY_SPEC_FIELDS, **recorded.get("spec", {})})  # older records lack the DCFR fields
     differ = [f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new
               if key not in RESUMABLE_FIELDS and old.get(key) != new[key]]
     old_sha = recorded.get("next_net_sha256")
@@ -451,7 +458,7 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     run = {"command": command or " ".join(sys.argv), "code_version": code_version(),
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "situations": spec.situations}
-    meta_base = {"spec": asdict(spec), "code_version": run["code_version"], "command": run["command"]}
+    meta_base = {"spec": spec_record(spec), "code_version": run["code_version"], "command": run["command"]}
     if next_net_sha256 is not None:
         meta_base["next_net_sha256"] = next_net_sha256
     recorded = recorded or {}

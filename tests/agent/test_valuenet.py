@@ -124,13 +124,23 @@ def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values
     for key in ("dcfr_alpha", "dcfr_beta", "dcfr_gamma"):
         del record["spec"][key]
     (out / "generate.json").write_text(json.dumps(record))
-    with pytest.raises(DataFolderError, match=r"dcfr_beta 0.0 -> -inf; dcfr_gamma 2.0 -> 4.0"):
+    with pytest.raises(DataFolderError, match=r"dcfr_beta 0.0 -> '-inf'; dcfr_gamma 2.0 -> 4.0"):
         generate(GenerateSpec(game="leduc", round=1, situations=8, shard_size=4, seed=3, iterations=5), out, progress=False)
     assert not shard_path(out, 1).exists()
     assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "4", "--seed", "3",
                  "--iterations", "5", "--dcfr", "1.5,0,2", "--out", str(out)]) == 0
     assert shard_path(out, 1).exists()
     assert shard_path(out, 1).exists()
+    fresh = tmp_path / "fresh"
+    generate(GenerateSpec(game="leduc", round=1, situations=2, shard_size=2, seed=3, iterations=5), fresh, progress=False)
+
+    def strict(text: str) -> dict:
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+
+    assert strict((fresh / "generate.json").read_text())["spec"]["dcfr_beta"] == "-inf"
+    with np.load(shard_path(fresh, 0)) as z:
+        assert strict(str(z["meta"]))["spec"]["dcfr_gamma"] == 4.0
+    generate(GenerateSpec(game="leduc", round=1, situations=4, shard_size=2, seed=3, iterations=5), fresh, progress=False)
     assert parse_dcfr("1.5,-inf,4") == (1.5, -math.inf, 4.0)
     for bad in ("1.5,0", "a,b,c", "1.5,inf,2", "-1,0,2", "1.5,0,nan"):
         with pytest.raises(ValueError):
@@ -225,6 +235,14 @@ def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]
     assert row["value"] == pytest.approx(sum(row["rate_per_process"]), rel=1e-3) and row["rate_all_draws"] > 0
     assert len(row["seconds_per_situation"]) == len(row["pots"]) == row["situations"]
     assert main(["bench", "generate", "--street", "turn", "--processes", "0"]) == 2
+    capsys.readouterr()
+    # DCFR rows name their parameters as text (strict JSON: no -Infinity)
+    assert main(["bench", "generate", "--street", "turn", "--turn-situations", "1", "--turn-iterations", "2",
+                 "--turn-algorithm", "dcfr"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert json.loads(line, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))["dcfr"] == "1.5,-inf,4"
+    assert main(["bench", "generate", "--street", "turn", "--dcfr", "1,2"]) == 2
+    assert "--dcfr" in capsys.readouterr().err
 
 
 def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
