@@ -115,9 +115,7 @@ def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, d
                 dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
     """One process's share of the turn row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
-    alpha, beta, gamma = dcfr
-    config = SolverConfig(algorithm=algorithm, iterations=iterations, device=device, dtype="float32", alpha=alpha, beta=beta,
-                          gamma=gamma)
+    config = _hunl_config(algorithm, iterations, device, dcfr)
     with _one_thread():  # as deepstack generate runs: one process per core
         return _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1], stream)
 
@@ -166,6 +164,13 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str, ch
                 deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
 
 
+def _hunl_config(algorithm: str, iterations: int, device: str, dcfr: tuple[float, float, float]) -> SolverConfig:
+    """The solver settings of hold'em generation (float32), as ``deepstack generate`` makes them."""
+    alpha, beta, gamma = dcfr
+    return SolverConfig(algorithm=algorithm, iterations=iterations, device=device, dtype="float32", alpha=alpha, beta=beta,
+                        gamma=gamma)
+
+
 def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, str]:
     """The DCFR parameters as ``ALPHA,BETA,GAMMA`` text (``-inf`` is not JSON), for DCFR rows."""
     return {"dcfr": format_dcfr(dcfr)} if algorithm in ("dcfr", "dcfr+") else {}
@@ -181,9 +186,7 @@ def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str,
     space = HandSpace(load_game("hunl"))
     leaf = _next_street_leaf("hunl", turn_net)
     _, entry = checked_file(turn_net)
-    alpha, beta, gamma = dcfr
-    config = SolverConfig(algorithm=algorithm, iterations=iterations, device="cpu", dtype="float32", alpha=alpha, beta=beta,
-                          gamma=gamma)
+    config = _hunl_config(algorithm, iterations, "cpu", dcfr)
 
     def solve(sit: Situation) -> None:
         solve_situation(space, 1, sit, config, leaf)
