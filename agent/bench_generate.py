@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from agent.datagen import (GENERATE_DCFR, GenerateSpec, Situation, both_all_in, draw_situation, format_dcfr, generate_shard,
-                           parse_dcfr, solve_situation, solve_situation_checked)
+                           forest_groups, parse_batch, parse_dcfr, solve_situation, solve_situation_checked,
+                           solve_situations)
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, pick_device
 from protocol.gamedef import load_game
@@ -111,12 +112,39 @@ def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | N
     return fields
 
 
+def _timed_forests(count: int, batch: int | None, config: SolverConfig, stream: int = 0) -> dict[str, Any]:
+    """Like :func:`_timed_draws` for the turn, the situations solved in forests ``batch`` at a
+    time (None: as many as the device's memory holds), as ``deepstack generate --batch`` solves
+    them. Both-all-in draws need no solve and are counted only in ``rate_all_draws``."""
+    game = load_game("hunl")
+    space = HandSpace(game)
+    rng = np.random.default_rng([1, stream])
+    draws = [draw_situation(space, 2, rng) for _ in range(count)]
+    todo = [sit for sit in draws if not both_all_in(game, sit)]
+    groups = forest_groups(space, 2, todo, config, batch) or [[k] for k in range(len(todo))]
+    times = []
+    for group in groups:
+        began = time.perf_counter()
+        solve_situations(space, 2, [todo[k] for k in group], config, len(group))
+        if pick_device(config.device).type == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - began)
+    total = sum(times)
+    return {"rate": len(todo) / total if total > 0 else 0.0, "situations": len(todo), "allin_draws": len(draws) - len(todo),
+            "seconds": round(total, 3), "rate_all_draws": round(len(draws) / max(total, 1e-12), 5),
+            "batch": "auto" if batch is None else batch, "forest_sizes": [len(g) for g in groups],
+            "seconds_per_forest": [round(t, 2) for t in times], "pots": [sit.pot for sit in todo], "hands": 1326,
+            "sizing": "fold,call,pot,all-in", "stream": stream}
+
+
 def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, device: str, check: bool,
-                dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
+                dcfr: tuple[float, float, float] = GENERATE_DCFR, batch: int | None = 1) -> dict[str, Any]:
     """One process's share of the turn row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
     config = _hunl_config(algorithm, iterations, device, dcfr)
     with _one_thread():  # as deepstack generate runs: one process per core
+        if batch != 1:
+            return _timed_forests(situations, batch, config, stream)
         return _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1], stream)
 
 
@@ -126,33 +154,37 @@ def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
                               "rate_per_process": [round(p["rate"], 5) for p in parts]}
     for key in ("situations", "allin_draws"):
         fields[key] = sum(p[key] for p in parts)
-    for key in ("seconds_per_situation", "pots", "exploitability_pct"):
+    for key in ("seconds_per_situation", "pots", "exploitability_pct", "forest_sizes", "seconds_per_forest"):
         if any(key in p for p in parts):
             fields[key] = [x for p in parts for x in p.get(key, [])]
     if all("seconds_sem" in p for p in parts):
         # each process's rate is 1 / its mean time: delta method, independent processes
         half = 1.96 * sum(p["seconds_sem"] ** 2 / p["seconds_mean"] ** 4 for p in parts) ** 0.5
         fields["rate_ci95"] = [round(max(fields["rate"] - half, 0.0), 5), round(fields["rate"] + half, 5)]
-    fields.update({key: parts[0][key] for key in ("hands", "sizing")})
+    fields.update({key: parts[0][key] for key in ("hands", "sizing", "batch") if key in parts[0]})
     return fields
 
 
 def bench_turn(situations: int, iterations: int, algorithm: str, device: str, check: bool = False,
-               processes: int = 1, dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
+               processes: int = 1, dcfr: tuple[float, float, float] = GENERATE_DCFR, batch: int | None = 1) -> dict[str, Any]:
     """Turn situations solved as ``deepstack generate --street turn`` solves them (to the end of
     the game, average values only) and timed. With ``check``, the average strategy is kept too and
     each solve's exploitability (% of the pot) is reported: how accurate the targets are. With
     ``processes`` > 1, that many processes solve ``situations`` draws each at the same time (their
-    own random streams), as generation runs one process per core: the row's rate is theirs summed."""
+    own random streams), as generation runs one process per core: the row's rate is theirs summed.
+    ``batch``: situations per solver call (forests; None: as many as the device's memory allows)."""
+    if check and batch != 1:
+        raise ValueError("--check measures one solve at a time: it needs --batch 1")
     dev = pick_device(device)
     if processes == 1:
-        fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check, dcfr)
+        fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check, dcfr, batch)
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check, dcfr) for k in range(processes)]
+            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check, dcfr, batch)
+                    for k in range(processes)]
             fields = _combined([job.result() for job in jobs])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
@@ -250,6 +282,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--processes", type=int, default=1,
                    help="turn row: processes solving side by side, each its own draws (default 1; 2 on a 2-core machine "
                         "measures it as deepstack generate loads it)")
+    p.add_argument("--batch", default="1", metavar="N|auto",
+                   help="turn row: situations per solver call, solved as one forest as deepstack generate --batch does "
+                        "(default 1; auto: as many as half the GPU's free memory holds, 1 on the CPU)")
     p.add_argument("--check", action="store_true",
                    help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages")
     args = p.parse_args(argv)
@@ -259,6 +294,14 @@ def main(argv: list[str]) -> int:
         return 2
     iters = args.turn_iterations or args.iterations
     try:
+        batch = parse_batch(args.batch)
+    except ValueError as exc:
+        print(f"deepstack bench generate: error: --batch: {exc}", file=sys.stderr)
+        return 2
+    if args.check and batch != 1:
+        print("deepstack bench generate: error: --check measures one solve at a time: it needs --batch 1", file=sys.stderr)
+        return 2
+    try:
         dcfr = parse_dcfr(args.dcfr)
     except ValueError as exc:
         print(f"deepstack bench generate: error: --dcfr: {exc}", file=sys.stderr)
@@ -267,7 +310,8 @@ def main(argv: list[str]) -> int:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
     if "turn" in streets:
-        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr)), flush=True)
+        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr,
+                                    batch)), flush=True)
     if "flop" in streets:
         from agent.models import ModelError
 

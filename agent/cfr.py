@@ -206,7 +206,9 @@ class Solver:
         self.weight_sum = 0.0
         self.valid = la.dec_valid.unsqueeze(2).to(la.dtype)  # [M, A, 1]
         self.num_valid = self.valid.sum(dim=1, keepdim=True)
-        self.root_reach = torch.zeros(2, H, **opts)
+        # [2, H], or [2, roots, H] for a forest (one range pair per tree)
+        self.num_roots = la.num_roots
+        self.root_reach = torch.zeros((2, H) if self.num_roots == 1 else (2, self.num_roots, H), **opts)
         self._showdown = la.terminal.showdown(la.showdown_boards) if len(la.showdown_rows) else None
         self._fold = la.terminal.fold_group(la.fold_boards) if len(la.fold_rows) else None
         self._has_leaves = len(la.leaves.rows) > 0
@@ -241,7 +243,7 @@ class Solver:
             return self._kernels.propagate_reach(player)
         la = self.la
         reach = self.reach[player]
-        reach[0] = self.root_reach[player]
+        reach[: self.num_roots] = self.root_reach[player]
         for d, tr in enumerate(la.transitions):
             child = reach[la.depth_slices[d + 1]]
             torch.index_select(reach[la.depth_slices[d]], 0, tr.parent_local, out=child)
@@ -341,10 +343,13 @@ class Solver:
     ) -> SolveResult:
         """Run ``iterations`` iterations (or until ``time.monotonic()`` passes ``deadline``).
 
-        ``root_reach`` is ``[2, H]`` (player, hand); with a gadget, the gadget player's
-        row is replaced by its follow-weighted reach every iteration.
+        ``root_reach`` is ``[2, H]`` (player, hand), for a forest ``[2, roots, H]``; with a
+        gadget (one root only), the gadget player's row is replaced by its follow-weighted
+        reach every iteration.
         """
         start = time.perf_counter()
+        if gadget is not None and self.num_roots != 1:
+            raise ValueError("a re-solving gadget needs a lookahead with one root")
         self.root_reach.copy_(root_reach.to(device=self.la.device, dtype=self.la.dtype))
         if gadget is not None:
             gadget_follow = gadget.follow_probability()
@@ -604,6 +609,8 @@ def exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Ten
     game value for player 0 under the strategy, and exploitability = mean BR gain.
     """
     la = solver.la
+    if la.num_roots != 1:
+        raise ValueError("exploitability is measured on a lookahead with one root, not on a forest")
     strategy = solver.average_strategy() if strategy is None else strategy
     reach = root_reach.to(device=la.device, dtype=la.dtype)
     z = float((reach[0] * la.terminal.fold_mass(reach[1:2], torch.zeros(1, dtype=torch.long, device=la.device))[0]).sum())

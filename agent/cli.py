@@ -178,6 +178,11 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
                         "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
                         "what data made before this option was solved with)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                   help="where the solves run (default auto: CUDA when present, else the CPU)")
+    p.add_argument("--batch", default="auto", metavar="N|auto",
+                   help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
+                        "one at a time on the CPU, on a GPU as many as half its free memory holds)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--ray-address", default=None,
                    help="solve the shards as Ray tasks (needs the 'ray' extra): 'local' (a Ray instance on this "
@@ -222,16 +227,31 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
         return 2
-    from agent.datagen import GENERATE_DCFR, parse_dcfr
+    from agent.datagen import GENERATE_DCFR, parse_batch, parse_dcfr
+    from agent.resolve import SpotError, pick_device
 
     try:
         alpha, beta, gamma = GENERATE_DCFR if args.dcfr is None else parse_dcfr(args.dcfr)
     except ValueError as exc:
         print(f"deepstack generate: error: --dcfr: {exc}", file=sys.stderr)
         return 2
+    try:
+        batch = parse_batch(args.batch)
+    except ValueError as exc:
+        print(f"deepstack generate: error: --batch: {exc}", file=sys.stderr)
+        return 2
+    try:  # a Ray cluster's workers pick their own device from auto; Leduc's tiny solves run best on the CPU
+        if game.deck_size <= 12 and args.device == "auto":
+            device = "cpu"
+        else:
+            device = args.device if args.ray_address is not None else pick_device(args.device).type
+    except SpotError as exc:
+        print(f"deepstack generate: error: --device: {exc}", file=sys.stderr)
+        return 2
     spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size,
                         seed=args.seed, iterations=args.iterations, algorithm=args.algorithm, next_net=next_net,
-                        aux_flops=args.aux_flops, dcfr_alpha=alpha, dcfr_beta=beta, dcfr_gamma=gamma)
+                        aux_flops=args.aux_flops, dcfr_alpha=alpha, dcfr_beta=beta, dcfr_gamma=gamma, device=device,
+                        batch=batch)
     try:
         if args.ray_address is not None:
             from agent.cluster import ClusterError, generate_on_ray

@@ -27,11 +27,12 @@ from tqdm import tqdm
 
 from agent.batched import BatchSpot, solve_batch
 from agent.cfr import LeafValueFn, exploitability
+from agent.forest import lookahead_rows, memory_budget_rows, pack, solve_forest
 from agent.handspace import HandSpace
 from agent.leaves import CheckdownEvaluator
 from agent.rangegen import recursive_range, strength_order
-from agent.resolve import SolverConfig, solve_ranges
-from agent.tree import FCPA
+from agent.resolve import SolverConfig, pick_device, solve_ranges
+from agent.tree import FCPA, build_tree
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
 
@@ -66,6 +67,9 @@ class GenerateSpec:
     dcfr_alpha: float = 1.5
     dcfr_beta: float = -math.inf
     dcfr_gamma: float = 4.0
+    #: hold'em turn and flop: situations per solver call (a forest, :mod:`agent.forest`); None:
+    #: one at a time on the CPU, on a GPU as many as half its free memory holds
+    batch: int | None = None
 
     def solver_config(self, dtype: str) -> SolverConfig:
         return SolverConfig(algorithm=self.algorithm, iterations=self.iterations, device=self.device, dtype=dtype,  # type: ignore[arg-type]
@@ -98,6 +102,19 @@ def parse_dcfr(text: str) -> tuple[float, float, float]:
 
     Variant("dcfr", alpha=alpha, beta=beta, gamma=gamma)  # checks the values
     return alpha, beta, gamma
+
+
+def parse_batch(text: str) -> int | None:
+    """``--batch``: a positive number of situations per solver call, or ``auto`` (None)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected a positive whole number or 'auto', got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"expected a positive whole number or 'auto', got {text!r}")
+    return value
 
 
 def pot_scale(game: Game) -> float:
@@ -225,7 +242,7 @@ def solve_situation_checked(
     ranges = ranges / ranges.sum(axis=1, keepdims=True)
     if both_all_in(game, sit):
         return _allin_values(space, sit.board, ranges, half) / sit.pot, (0.0 if check else None)
-    state = HandState.at_round_start(game, round_, (half, half), sit.board)
+    state = _round_start(game, round_, sit)
     last_round = round_ if leaf_values is not None else None
     sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space, average_strategy=check,
                        last_round=last_round, leaf_values=leaf_values)
@@ -233,6 +250,55 @@ def solve_situation_checked(
     if not check:
         return values, None
     return values, exploitability(sol.solver, sol.result.root_reach)["exploitability"] / sit.pot
+
+
+def solve_situations(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig,
+                     batch: int | None = 1, leaf_values: LeafValueFn | None = None) -> list[np.ndarray]:
+    """:func:`solve_situation` for each situation, ``batch`` at a time in one forest solve
+    (:func:`agent.forest.solve_forest`); None: one at a time on the CPU, on a GPU as many as
+    :func:`agent.forest.memory_budget_rows` allows. One at a time keeps each situation's own
+    hand list: the values of data made before forests existed."""
+    game = space.game
+    last_round = round_ if leaf_values is not None else None
+    todo = [i for i, sit in enumerate(situations) if not both_all_in(game, sit)]
+    groups = forest_groups(space, round_, [situations[i] for i in todo], config, batch, last_round)
+    if groups is None:
+        return [solve_situation(space, round_, sit, config, leaf_values) for sit in situations]
+    solved = set(todo)
+    out = [np.empty(0) if i in solved else solve_situation(space, round_, sit, config)  # both all-in: the showdown
+           for i, sit in enumerate(situations)]
+    for group in groups:
+        members = [todo[k] for k in group]
+        states, ranges = [], []
+        for i in members:
+            sit = situations[i]
+            states.append(_round_start(game, round_, sit))
+            r = sit.ranges * space.valid(sit.board)
+            ranges.append(r / r.sum(axis=1, keepdims=True))
+        values = solve_forest(space, states, ranges, FCPA, config, last_round=last_round, leaf_values=leaf_values)
+        for i, v in zip(members, values):
+            out[i] = v / situations[i].pot
+    return out
+
+
+def forest_groups(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig, batch: int | None,
+                  last_round: int | None = None) -> list[list[int]] | None:
+    """Which of ``situations`` (none both all-in) share a forest: ``batch`` at a time, or (None) as
+    many as the device's memory holds by their trees' rows; None where each is solved alone."""
+    if batch is None:
+        budget = memory_budget_rows(space.size, pick_device(config.device))
+        if budget is None:
+            return None
+        rows = [lookahead_rows(build_tree(_round_start(space.game, round_, sit), FCPA, last_round=last_round), space)
+                for sit in situations]
+        return pack(rows, budget)
+    if batch <= 1:
+        return None
+    return [list(range(k, min(k + batch, len(situations)))) for k in range(0, len(situations), batch)]
+
+
+def _round_start(game: Game, round_: int, sit: Situation) -> HandState:
+    return HandState.at_round_start(game, round_, (sit.pot // 2, sit.pot // 2), sit.board)
 
 
 def _allin_values(space: HandSpace, board: tuple[int, ...], ranges: np.ndarray, half: int) -> np.ndarray:
@@ -285,7 +351,7 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
         solved = [_aux_situation(spec, sit, rng) for sit in situations]
     else:
         leaf = _next_street_leaf(spec.game, spec.next_net) if spec.next_net is not None else None
-        solved = [solve_situation(space, spec.round, sit, config, leaf) for sit in situations]
+        solved = solve_situations(space, spec.round, situations, config, spec.batch, leaf)
     rows: dict[str, list[np.ndarray]] = {}
     for sit, values in zip(situations, solved):
         if is_hand_level(game):
@@ -389,7 +455,9 @@ def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
 
 #: spec fields a resumed run may change: how many situations (shards are a function of the seed
 #: and their index, so asking for more extends the same sequence) and where the solves run
-RESUMABLE_FIELDS = ("situations", "device", "threads")
+#: fields a folder may be resumed with other values of: how much and where, not what (a batch
+#: changes values only by rounding: :mod:`agent.forest`)
+RESUMABLE_FIELDS = ("situations", "device", "threads", "batch")
 
 
 class DataFolderError(ValueError):

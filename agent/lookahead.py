@@ -6,6 +6,10 @@ slices, so a CFR pass is one short loop over depths. The betting tree below a ch
 is stored once (:mod:`agent.tree`) and replicated here for every card the chance node
 can deal; each row carries the id of its board in a registry.
 
+A lookahead may hold several trees (a *forest*: many situations solved in one call, the
+GPU's way to data generation): their roots are the rows of depth 0, each on its own board,
+and every depth holds the rows of all trees that reach it.
+
 Transitions ``depth d -> d+1`` are described by, per child row:
   * ``parent``: the parent row,
   * a constant multiplier (the chance mask ``[row, hand]``: 0 where the new cards block a
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import comb
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -55,9 +60,10 @@ class LeafInfo:
 
 @dataclass
 class Lookahead:
-    """Tensor layout of one tree on one root board for one hand list."""
+    """Tensor layout of one tree on one root board (or of a forest: one tree per root row)
+    for one hand list."""
 
-    root: Node
+    root: Node  # the first root (the only one but in a forest)
     space: HandSpace
     hands: np.ndarray  # [H] indices into the hand space
     device: torch.device
@@ -90,6 +96,11 @@ class Lookahead:
     def strategy_offset(self) -> int:
         """First row of the strategy block in the multiplier table."""
         return 1 + len(self.boards)
+
+    @property
+    def num_roots(self) -> int:
+        """Rows of depth 0: 1, or the number of trees in a forest."""
+        return self.depth_slices[0].stop
 
     @property
     def table_rows(self) -> int:
@@ -127,21 +138,31 @@ class Lookahead:
 
 
 def compile_lookahead(
-    root: Node,
+    root: Node | Sequence[Node],
     space: HandSpace,
     hands: np.ndarray,
     device: torch.device,
     dtype: torch.dtype = torch.float32,
 ) -> Lookahead:
-    """Lay out ``root`` (built on the root state's board) for the hand list ``hands``."""
-    root_board = tuple(int(c) for c in root.state.board)
+    """Lay out ``root`` (built on the root state's board) for the hand list ``hands``; a
+    sequence of roots gives a forest, root i at row i (``hands`` must then cover every
+    tree's hands; a hand blocked by a tree's board stays out of that tree's rows)."""
+    roots = [root] if isinstance(root, Node) else list(root)
+    if not roots:
+        raise ValueError("a lookahead needs at least one root")
     deck = space.deck
     k = space.game.num_hole_cards
-    boards: list[tuple[int, ...]] = [root_board]
-    board_id: dict[tuple[int, ...], int] = {root_board: 0}
+    boards: list[tuple[int, ...]] = []
+    board_id: dict[tuple[int, ...], int] = {}
     hands = np.asarray(hands, dtype=np.int64)
 
-    levels: list[list[tuple[Node, int]]] = [[(root, 0)]]
+    levels: list[list[tuple[Node, int]]] = [[]]
+    for r in roots:
+        root_board = tuple(int(c) for c in r.state.board)
+        if root_board not in board_id:
+            board_id[root_board] = len(boards)
+            boards.append(root_board)
+        levels[0].append((r, board_id[root_board]))
     links: list[list[tuple[int, int, int | None]]] = []  # per child: (parent local, slot, chance card-set id)
     chance_sets: list[tuple[int, ...]] = []
     while True:
@@ -229,7 +250,7 @@ def compile_lookahead(
     terminal = TerminalEquity(space, hands, boards, device, dtype)
     tt = lambda a, **kw: torch.as_tensor(np.asarray(a), device=device, **kw)  # noqa: E731
     return Lookahead(
-        root=root,
+        root=roots[0],
         space=space,
         hands=hands,
         device=device,

@@ -408,7 +408,9 @@ class SolverKernels:
         self._sums_strategy = bool(getattr(solver, "tracks_strategy", True))
         if self._sums_strategy:
             _shape(_values(solver.strategy_sum, "solver.strategy_sum", 3), "solver.strategy_sum", (M, A, H))
-        _shape(_values(solver.root_reach, "solver.root_reach"), "solver.root_reach", (2, H))
+        R = la.num_roots
+        _shape(_values(solver.root_reach, "solver.root_reach", (2, 3)), "solver.root_reach", (2, H) if R == 1 else (2, R, H))
+        self.R = R
         valid = _valid(solver.valid, M, A)
         strat = solver.strategy
         if strat.data_ptr() != table.data_ptr() + la.strategy_offset * H * 4 or tuple(strat.shape) != (M, A, H):
@@ -526,7 +528,7 @@ class SolverKernels:
         parent's reach and the multiplier as they read them."""
         self._check()
         s = self.solver
-        s.reach[player, 0].copy_(s.root_reach[player])
+        s.reach[player, : self.R].copy_(s.root_reach[player])
         if self.H == 0:
             return
         fwd = lib.ds_cfr_forward if terminal_rows else lib.ds_cfr_forward_rows
