@@ -186,3 +186,23 @@ def test_batch_and_device_options(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert sum(row["forest_sizes"]) == row["situations"] and max(row["forest_sizes"]) <= 2
     code, _, err = run_cli(["bench", "generate", "--street", "turn", "--batch", "2", "--check"])
     assert code == 2 and "--batch 1" in err
+
+
+def test_flop_forests_share_the_turn_network_leaves(holdem_space: HandSpace) -> None:
+    """Flop situations (depth-limited: the shipped turn network at every leaf, for each turn
+    card) solved in one forest: each tree as alone, so the network's leaf batches keep each
+    leaf's own board and pot."""
+    from agent.datagen import _next_street_leaf
+
+    space = holdem_space
+    rng = np.random.default_rng(5)
+    sits = [s for s in (draw_situation(space, 1, rng) for _ in range(4)) if not both_all_in(space.game, s)][:2]
+    assert sits[0].pot != sits[1].pot
+    leaf = _next_street_leaf("hunl", "models/holdem/turn.pt")
+    config = SolverConfig(algorithm="dcfr", iterations=2, device="cpu")
+    states = [_start(space.game, 1, s) for s in sits]
+    ranges = [_normalised(space, s) for s in sits]
+    together = solve_forest(space, states, ranges, FCPA, config, last_round=1, leaf_values=leaf)
+    for i in range(2):
+        alone = solve_forest(space, [states[i]], [ranges[i]], FCPA, config, last_round=1, leaf_values=leaf)[0]
+        np.testing.assert_array_equal(together[i], alone)
