@@ -21,9 +21,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
-from agent.datagen import (GENERATE_DCFR, GenerateSpec, Situation, both_all_in, draw_situation, format_dcfr, generate_shard,
-                           forest_groups, parse_batch, parse_dcfr, solve_situation, solve_situation_checked,
-                           solve_situations)
+from agent.datagen import (GENERATE_DCFR, GenerateSpec, Situation, both_all_in, draw_situation, forest_groups, format_dcfr,
+                           generate_shard, parse_batch, parse_dcfr, solve_in_forest, solve_situation, solve_situation_checked)
 from agent.handspace import HandSpace
 from agent.resolve import SolverConfig, pick_device
 from protocol.gamedef import load_game
@@ -121,20 +120,24 @@ def _timed_forests(count: int, batch: int | None, config: SolverConfig, stream: 
     rng = np.random.default_rng([1, stream])
     draws = [draw_situation(space, 2, rng) for _ in range(count)]
     todo = [sit for sit in draws if not both_all_in(game, sit)]
-    groups = forest_groups(space, 2, todo, config, batch) or [[k] for k in range(len(todo))]
+    groups = forest_groups(space, 2, todo, config, batch)
     times = []
-    for group in groups:
+    for group in groups or [[k] for k in range(len(todo))]:  # None: one at a time (auto on the CPU)
         began = time.perf_counter()
-        solve_situations(space, 2, [todo[k] for k in group], config, len(group))
+        if groups is None:
+            solve_situation(space, 2, todo[group[0]], config)
+        else:
+            solve_in_forest(space, 2, [todo[k] for k in group], config)
         if pick_device(config.device).type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - began)
     total = sum(times)
     return {"rate": len(todo) / total if total > 0 else 0.0, "situations": len(todo), "allin_draws": len(draws) - len(todo),
             "seconds": round(total, 3), "rate_all_draws": round(len(draws) / max(total, 1e-12), 5),
-            "batch": "auto" if batch is None else batch, "forest_sizes": [len(g) for g in groups],
-            "seconds_per_forest": [round(t, 2) for t in times], "pots": [sit.pot for sit in todo], "hands": 1326,
-            "sizing": "fold,call,pot,all-in", "stream": stream}
+            "batch": "auto" if batch is None else batch, "pots": [sit.pot for sit in todo], "hands": 1326,
+            "sizing": "fold,call,pot,all-in", "stream": stream,
+            **({"seconds_per_situation": [round(t, 2) for t in times]} if groups is None else
+               {"forest_sizes": [len(g) for g in groups], "seconds_per_forest": [round(t, 2) for t in times]})}
 
 
 def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, device: str, check: bool,

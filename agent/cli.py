@@ -227,7 +227,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
         return 2
-    from agent.datagen import GENERATE_DCFR, parse_batch, parse_dcfr
+    from agent.datagen import GENERATE_DCFR, is_hand_level, parse_batch, parse_dcfr
     from agent.resolve import SpotError, pick_device
 
     try:
@@ -241,7 +241,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         print(f"deepstack generate: error: --batch: {exc}", file=sys.stderr)
         return 2
     try:  # a Ray cluster's workers pick their own device from auto; Leduc's tiny solves run best on the CPU
-        if game.deck_size <= 12 and args.device == "auto":
+        if is_hand_level(game) and args.device == "auto":
             device = "cpu"
         else:
             device = args.device if args.ray_address is not None else pick_device(args.device).type

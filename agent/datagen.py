@@ -269,16 +269,22 @@ def solve_situations(space: HandSpace, round_: int, situations: list[Situation],
            for i, sit in enumerate(situations)]
     for group in groups:
         members = [todo[k] for k in group]
-        states, ranges = [], []
-        for i in members:
-            sit = situations[i]
-            states.append(_round_start(game, round_, sit))
-            r = sit.ranges * space.valid(sit.board)
-            ranges.append(r / r.sum(axis=1, keepdims=True))
-        values = solve_forest(space, states, ranges, FCPA, config, last_round=last_round, leaf_values=leaf_values)
-        for i, v in zip(members, values):
-            out[i] = v / situations[i].pot
+        for i, values in zip(members, solve_in_forest(space, round_, [situations[i] for i in members], config, leaf_values)):
+            out[i] = values
     return out
+
+
+def solve_in_forest(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig,
+                    leaf_values: LeafValueFn | None = None) -> list[np.ndarray]:
+    """:func:`solve_situation`'s values for situations (none both all-in) solved in one forest."""
+    states, ranges = [], []
+    for sit in situations:
+        states.append(_round_start(space.game, round_, sit))
+        r = sit.ranges * space.valid(sit.board)
+        ranges.append(r / r.sum(axis=1, keepdims=True))
+    last_round = round_ if leaf_values is not None else None
+    values = solve_forest(space, states, ranges, FCPA, config, last_round=last_round, leaf_values=leaf_values)
+    return [v / sit.pot for v, sit in zip(values, situations)]
 
 
 def forest_groups(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig, batch: int | None,
