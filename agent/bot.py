@@ -12,7 +12,7 @@ import hashlib
 import os
 import pickle
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +103,15 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             streets.append(StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values))
         else:
             raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
+    if cfg.street_start_values == "solve":
+        from agent.chance_solve import SolvedChanceValues
+        from agent.handspace import HandSpace
+
+        space = HandSpace(game)
+        for r in range(3):  # a depth-limited street: the next one is solved when its cards come
+            st = streets[r]
+            if st.last_round is not None and st.chance_values is not None:
+                streets[r] = replace(st, chance_values=SolvedChanceValues(space, streets[r + 1], sizing, st.chance_values))
     return ResolveSettings(streets=tuple(streets), warm_start_weight=cfg.warm_start.weight, warm_start_mode=cfg.warm_start.mode,
                            from_round_start=cfg.warm_start.opponent_first == "round_start")
 

@@ -101,6 +101,11 @@ class HoldemBotConfig:
     turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
+    #: the opponent's values at the start of a street after a depth-limited one (what the
+    #: re-solving gadget holds it to): "leaf" (the depth limit's own values: check-down or a
+    #: network's) or "solve" (the new street solved from its start with both ranges at the
+    #: leaf: agent/chance_solve.py)
+    street_start_values: Literal["leaf", "solve"] = "leaf"
     models: HoldemModels = field(default_factory=HoldemModels)
     #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used
     #: only when it was made by the same settings, models and code, and rewritten at match end

@@ -286,11 +286,13 @@ class HandResult:
 
 
 def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: LBRSetting, hand_id: int,
-                  rng: np.random.Generator, queries: list[FoldQuery] | None = None) -> HandResult:
-    """One hand; returns LBR's winnings (:class:`HandResult`) and appends LBR's questions to ``queries``."""
+                  rng: np.random.Generator, queries: list[FoldQuery] | None = None,
+                  deal: np.random.Generator | None = None) -> HandResult:
+    """One hand; returns LBR's winnings (:class:`HandResult`) and appends LBR's questions to ``queries``.
+    The cards come from ``deal`` (default ``rng``), the random choices of the hand from ``rng``."""
     lbr_pos = hand_id % 2
     bot_pos = 1 - lbr_pos
-    order = rng.permutation(np.array(space.deck))
+    order = (rng if deal is None else deal).permutation(np.array(space.deck))
     k = game.num_hole_cards
     holes = [tuple(int(c) for c in order[p * k : (p + 1) * k]) for p in range(2)]
     board_all = tuple(int(c) for c in order[2 * k : 2 * k + game.total_board_cards])
@@ -330,10 +332,19 @@ ProviderFactory = Callable[[], StrategyProvider]
 
 def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int,
               queries: list[FoldQuery] | None = None) -> list[HandResult]:
-    """Hands ``first .. first + count - 1``."""
+    """Hands ``first .. first + count - 1``. Hand i's cards come from ``(seed, i)`` alone, so two bots
+    (or settings) run with the same seed play the same deals hand for hand: paired comparisons.
+    The random choices (the bot's sampled actions, LBR's sampled run-outs) come from
+    ``(seed, first)``."""
     bot = make_bot()
     rng = np.random.default_rng([seed, first])
-    return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng, queries) for i in range(count)]
+    return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng, queries,
+                          deal=np.random.default_rng([seed, first + i, DEAL_STREAM]))
+            for i in range(count)]
+
+
+#: the random stream of a hand's cards, apart from those of its choices (see :func:`run_chunk`)
+DEAL_STREAM = 7
 
 
 #: the lower-variance estimates kept beside each chunk: file prefix -> :class:`HandResult` field
@@ -459,8 +470,9 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
             progress_resumed: bool = True) -> list[float]:
     """LBR's realised winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
 
-    Each chunk draws its deals from ``(seed, first hand)``, so a run is reproducible for a given
-    chunk size whatever the number of workers. ``queries`` receives LBR's questions to the bot
+    Each hand's cards come from ``(seed, hand)`` and each chunk's random choices from ``(seed, first
+    hand)``, so a run is reproducible for a given chunk size whatever the number of workers, and
+    runs of two bots with one seed deal the same cards hand for hand. ``queries`` receives LBR's questions to the bot
     (:data:`FoldQuery`) of every chunk that has them (kept as ``folds-*.json`` beside the chunk).
     ``estimates`` receives, per :class:`HandResult` field other than ``realised``, the lower-variance
     winnings hand for hand with the returned list (kept as ``expected-*.json`` and

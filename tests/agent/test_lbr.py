@@ -284,3 +284,29 @@ def test_checkdown_outcome_matches_a_direct_enumeration(game_name: str, board_le
             mass += opp[h]
     got = checkdown_outcome(space, ours, board, opp, rng)
     assert got == pytest.approx((win - lose) / mass, abs=1e-5)
+
+
+def test_two_bots_with_one_seed_play_the_same_deals_hand_for_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paired comparisons: hand i's cards depend on the seed and i only, not on the bot (whose
+    sampled actions use the chunk's other random stream) nor on where the chunks start."""
+    import agent.lbr as lbr
+
+    game = load_game("leduc")
+    setting = LBRSetting.parse("fcpa/fcpa", 2)
+    dealt: list[tuple[str, int, tuple[int, ...]]] = []
+    real = lbr.play_lbr_hand
+
+    def spy(game, space, bot, setting, hand_id, rng, queries=None, deal=None):  # type: ignore[no-untyped-def]
+        peek = np.random.Generator(type(deal.bit_generator)())
+        peek.bit_generator.state = deal.bit_generator.state
+        dealt.append((type(bot).__name__ + str(id(bot)), hand_id, tuple(peek.permutation(np.array(space.deck)))))
+        return real(game, space, bot, setting, hand_id, rng, queries, deal)
+
+    monkeypatch.setattr(lbr, "play_lbr_hand", spy)
+    runs = {}
+    for name, chunk in (("call", 6), ("random", 6), ("random", 4)):
+        dealt.clear()
+        run_lbr(game, ProviderFactory("leduc", name), setting, 12, seed=5, chunk=chunk)
+        runs[(name, chunk)] = [cards for _, _, cards in sorted(dealt, key=lambda d: d[1])]
+    assert runs[("call", 6)] == runs[("random", 6)] == runs[("random", 4)]
+    assert len(set(runs[("call", 6)])) == 12  # and the hands differ from each other
