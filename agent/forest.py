@@ -34,7 +34,7 @@ from protocol.state import HandState
 
 #: [rows x hands] buffers of float32 a forest solve keeps per tree row (reach and values of both
 #: players, the multiplier table's and the regrets' share, the temporaries of a pass) with margin:
-#: what :func:`auto_batch` budgets a situation's memory by
+#: what :func:`memory_budget_rows` budgets a forest's memory by
 BUFFERS_PER_ROW = 10
 
 
