@@ -146,7 +146,7 @@ def compile_lookahead(
 ) -> Lookahead:
     """Lay out ``root`` (built on the root state's board) for the hand list ``hands``; a
     sequence of roots gives a forest, root i at row i (``hands`` must then cover every
-    tree's hands; a hand blocked by a tree's board stays out of that tree's rows)."""
+    tree's hands, and a tree's root reach must be zero on the hands its board blocks)."""
     roots = [root] if isinstance(root, Node) else list(root)
     if not roots:
         raise ValueError("a lookahead needs at least one root")
