@@ -150,8 +150,8 @@ class SolveResult:
     seconds: float
     average_strategy: torch.Tensor | None  # [M, A, H]; None when the solver keeps values only
     average_values: torch.Tensor  # [player, tracked row, hand]
-    root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach)
-    #: [2, H] reach at the solver's ``reach_row`` (the root unless told) averaged with the
+    root_reach: torch.Tensor  # [2, H] at the end (gadget: the opponent's follow-weighted reach); forest: [2, roots, H]
+    #: [2, H] reach at the solver's ``reach_row`` (the root unless told; a forest's first) averaged with the
     #: weights of ``average_values``: the reach each player's average counterfactual values
     #: are weighted by there (they are linear in the opponent's)
     average_reach: torch.Tensor

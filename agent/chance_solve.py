@@ -12,7 +12,9 @@ gadget constrains the wrong hands, and the re-solve then folds too often after i
 :class:`SolvedChanceValues` gets them instead the way a perfect next-street network would:
 it solves the new street from its start with both ranges at the leaf (no gadget: both are
 known there), with the settings the bot re-solves that street with, and reads both players'
-values at the root. That is one solve per street reached, the size of one re-solve.
+values at the root. That is one solve per street reached, the size of one re-solve; it runs
+before the decision's re-solve and is not cut by the decision's clock (its iterations are the
+street's). Not shipped: LBR won more against it (README, "Street-start values").
 """
 
 from __future__ import annotations

@@ -69,9 +69,13 @@ def generate_on_ray(
     ray, started = _connect(address, local_cpus)
     start = time.perf_counter()
     try:
-        # a shard solved on CUDA takes a whole GPU (its forests fill half the memory); with
-        # device auto each task takes what its worker has
-        task = ray.remote(num_cpus=spec.threads, num_gpus=1 if spec.device == "cuda" else 0, max_retries=2)(_solve_shard)
+        # a shard solved on CUDA takes a whole GPU (its forests fill half the memory); Ray hides
+        # the GPUs from tasks that ask for none, so auto asks for one where the cluster has GPUs
+        gpus = float(ray.cluster_resources().get("GPU", 0))
+        if spec.device == "cuda" and gpus < 1:
+            raise ClusterError("--device cuda: the Ray cluster has no GPU")
+        use_gpu = spec.device == "cuda" or (spec.device == "auto" and gpus >= 1)
+        task = ray.remote(num_cpus=spec.threads, num_gpus=1 if use_gpu else 0, max_retries=2)(_solve_shard)
         pending = {task.remote(spec, i, count): (i, count) for i, count in todo}
         bar = tqdm(total=spec.situations, desc=f"generate {spec.game} (ray)", unit="sit", disable=not progress,
                    initial=spec.situations - sum(c for _, c in todo))

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from agent.batched import BatchSpot, solve_batch
 from agent.cfr import LeafValueFn, exploitability
-from agent.forest import lookahead_rows, memory_budget_rows, pack, solve_forest
+from agent.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
 from agent.handspace import HandSpace
 from agent.leaves import CheckdownEvaluator
 from agent.rangegen import recursive_range, strength_order
@@ -67,7 +67,8 @@ class GenerateSpec:
     dcfr_alpha: float = 1.5
     dcfr_beta: float = -math.inf
     dcfr_gamma: float = 4.0
-    #: hold'em turn and flop: situations per solver call (a forest, :mod:`agent.forest`); None:
+    #: situations per solver call where each would get a lookahead of its own (hold'em turn and
+    #: flop; not Leduc's last round, batched its own way): a forest, :mod:`agent.forest`. None:
     #: one at a time on the CPU, on a GPU as many as half its free memory holds
     batch: int | None = None
 
@@ -295,7 +296,7 @@ def forest_groups(space: HandSpace, round_: int, situations: list[Situation], co
         budget = memory_budget_rows(space.size, pick_device(config.device))
         if budget is None:
             return None
-        rows = [lookahead_rows(build_tree(_round_start(space.game, round_, sit), FCPA, last_round=last_round), space)
+        rows = [forest_cost_rows(build_tree(_round_start(space.game, round_, sit), FCPA, last_round=last_round), space)
                 for sit in situations]
         return pack(rows, budget)
     if batch <= 1:
@@ -460,9 +461,8 @@ def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
 
 
 #: spec fields a resumed run may change: how many situations (shards are a function of the seed
-#: and their index, so asking for more extends the same sequence) and where the solves run
-#: fields a folder may be resumed with other values of: how much and where, not what (a batch
-#: changes values only by rounding: :mod:`agent.forest`)
+#: and their index, so asking for more extends the same sequence), where the solves run and how
+#: many share a solver call (a batch changes values only by rounding: :mod:`agent.forest`)
 RESUMABLE_FIELDS = ("situations", "device", "threads", "batch")
 
 

@@ -90,6 +90,29 @@ def lookahead_rows(root: Node, space: HandSpace) -> int:
     return rows(root)
 
 
+#: what a depth-limit leaf costs per next-street board, in rows: the network's leaf batch keeps
+#: the board's bucket ids (int64) and both players' reach, bucketed ranges and values per board
+LEAF_ROWS_PER_BOARD = 5
+
+
+def forest_cost_rows(root: Node, space: HandSpace) -> int:
+    """What a tree costs a forest, in rows of :data:`BUFFERS_PER_ROW` buffers: its lookahead rows,
+    and for a depth-limited tree (flop situations, the turn network at the leaves) each leaf's
+    queries, one per card the next street can deal."""
+    game = space.game
+    extra = 0
+
+    def leaves(node: Node) -> int:
+        if node.kind is NodeKind.LEAF:
+            assert node.next_round is not None
+            board = len(node.state.board)
+            return comb(game.deck_size - board, game.board_cards_through(node.next_round) - board)
+        return sum(leaves(child) for child in node.children)
+
+    extra = leaves(root) * LEAF_ROWS_PER_BOARD
+    return lookahead_rows(root, space) + extra
+
+
 def memory_budget_rows(hands: int, device: torch.device, free_bytes: int | None = None) -> int | None:
     """How many lookahead rows one forest solve may hold: on a GPU what half its free memory
     holds at :data:`BUFFERS_PER_ROW` float32 buffers of ``hands`` per row; None on the CPU,
@@ -97,8 +120,8 @@ def memory_budget_rows(hands: int, device: torch.device, free_bytes: int | None 
     its hand list grows from a board's 1128 hands to 1326)."""
     if device.type != "cuda":
         return None
-    if free_bytes is None:
-        free_bytes = torch.cuda.mem_get_info(device)[0]
+    if free_bytes is None:  # free on the device, and what torch holds cached but unused
+        free_bytes = torch.cuda.mem_get_info(device)[0] + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
     return int(free_bytes // 2 // (hands * 4 * BUFFERS_PER_ROW))
 
 

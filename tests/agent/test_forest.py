@@ -23,7 +23,7 @@ from agent.datagen import (
     solve_situation,
     solve_situations,
 )
-from agent.forest import lookahead_rows, memory_budget_rows, pack, solve_forest
+from agent.forest import LEAF_ROWS_PER_BOARD, forest_cost_rows, lookahead_rows, memory_budget_rows, pack, solve_forest
 from agent.handspace import HandSpace
 from agent.lookahead import compile_lookahead
 from agent.resolve import SolverConfig, SpotError
@@ -69,6 +69,9 @@ def test_lookahead_rows_counts_what_the_lookahead_lays_out(holdem_space: HandSpa
             root = build_tree(_start(space.game, round_, sit), FCPA, last_round=1 if space is holdem_space and round_ == 1 else None)
             la = compile_lookahead(root, space, np.arange(space.size), torch.device("cpu"))
             assert lookahead_rows(root, space) == la.num_rows
+            # a forest budgets each depth-limit leaf's network queries too: one per next card
+            next_cards = 49 if len(la.leaves.rows) else 0
+            assert forest_cost_rows(root, space) == la.num_rows + len(la.leaves.rows) * next_cards * LEAF_ROWS_PER_BOARD
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])  # the C kernels; the tensor path a GPU runs
