@@ -189,6 +189,8 @@ def test_batch_and_device_options(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert sum(row["forest_sizes"]) == row["situations"] and max(row["forest_sizes"]) <= 2
     code, _, err = run_cli(["bench", "generate", "--street", "turn", "--batch", "2", "--check"])
     assert code == 2 and "--batch 1" in err
+    code, _, err = run_cli(["bench", "generate", "--street", "turn", "--batch", "many"])
+    assert code == 2 and "--batch" in err and "'many'" in err
 
 
 def test_flop_forests_share_the_turn_network_leaves(holdem_space: HandSpace) -> None:
