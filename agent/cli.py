@@ -282,7 +282,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         "exports OUT/NAME.pt (TorchScript) and records it in the model manifest.",
     )
     p.add_argument("--game", required=True, help=GAME_HELP + " (hand-level networks: leduc, leduc-limit)")
-    p.add_argument("--data", required=True, help="folder of shards from deepstack generate")
+    p.add_argument("--data", required=True, nargs="+", metavar="DIR",
+                   help="folder(s) of shards from deepstack generate; several folders are pooled (they must hold different "
+                   "situations: generate with different seeds)")
     p.add_argument("--out", required=True, help="output folder (e.g. models/leduc)")
     p.add_argument("--name", required=True, help="model name in the manifest")
     p.add_argument("--epochs", type=int, default=200)
@@ -312,7 +314,7 @@ def _run_train(args: argparse.Namespace) -> int:
         if game.deck_size <= 12:
             space = HandSpace(game)
             stats = train(
-                Path(args.data), Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
+                [Path(d) for d in args.data], Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
                 canonical_space=space,
             )
         else:
@@ -331,7 +333,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 buckets_file = args.buckets or (HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets)
                 table = BucketTable.load(_checked_file(buckets_file))
             stats = train(
-                Path(args.data), Path(args.out), buckets=table.num_buckets, extra=0, spec=spec, model_name=args.name,
+                [Path(d) for d in args.data], Path(args.out), buckets=table.num_buckets, extra=0, spec=spec, model_name=args.name,
                 encoder=SituationEncoder(table, float(sum(game.stack))), extra_manifest={"street": args.street, "buckets_file": buckets_file},
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:

@@ -345,14 +345,19 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
 
 def check_lbr_run(out: Path, run: dict) -> None:
     """Chunks in ``out`` are only resumed by the run that wrote them: a folder records its game,
-    bot, setting, seed and bot settings, and another run is refused once chunks are there (mixing
-    settings would silently average two different experiments)."""
+    bot, setting, seed, bot settings and way of dealing, and another run is refused once chunks
+    are there (mixing settings would silently average two different experiments)."""
     path = out / "run.json"
     if path.exists() and any(out.glob("lbr-[0-9]*.json")):
         try:
             stored = json.loads(path.read_text())
         except ValueError as exc:
             raise ValueError(f"{path}: unreadable ({exc})") from exc
+        if "deals" in run and "deals" not in stored:
+            raise ValueError(
+                f"{out}: its chunks were dealt before each hand had its own random stream (run.json records no "
+                f"'deals'); new chunks would be dealt otherwise and not pair with them. Use another --out"
+            )
         diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if stored.get(k) != v]
         if diff:
             raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
@@ -364,7 +369,7 @@ def check_lbr_run(out: Path, run: dict) -> None:
 def run_lbr_cli(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from agent.lbr import FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
+    from agent.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
     from agent.match import estimate
     from agent.policies import ProviderFactory
 
@@ -378,7 +383,7 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else None
         if out is not None:
             check_lbr_run(out, {"game": args.game, "bot": args.bot, "setting": args.setting, "seed": args.seed,
-                                "config": args.config, "iterations": args.iterations})
+                                "config": args.config, "iterations": args.iterations, "deals": DEAL_SCHEME})
     except (GameDefError, ConfigError, ModelError, ValueError) as exc:
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2

@@ -346,6 +346,11 @@ def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first:
 #: the random stream of a hand's cards, apart from those of its choices (see :func:`run_chunk`)
 DEAL_STREAM = 7
 
+#: how hands are dealt, recorded in an LBR folder's run.json: a folder whose chunks were dealt
+#: otherwise (before each hand had its own stream, the cards shared the chunk's stream with the
+#: bot's sampled actions) is not resumed, so one folder never mixes two ways of dealing
+DEAL_SCHEME = "per-hand"
+
 
 #: the lower-variance estimates kept beside each chunk: file prefix -> :class:`HandResult` field
 ESTIMATES = {"expected": "range_expected", "aivat": "aivat"}

@@ -12,7 +12,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 import torch
@@ -55,6 +55,45 @@ def load_dataset(data_dir: Path, encoder: "Callable[[dict[str, np.ndarray]], tup
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
 
 
+def load_datasets(data_dirs: "Sequence[Path]", encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of several generation folders, refusing a situation that two folders share.
+
+    Folders made with one seed draw the same situations (a draw is a function of the seed and
+    the shard), so pooling them would put copies of one situation on both sides of the
+    validation split and make the validation loss a training loss."""
+    if not data_dirs:
+        raise ValueError("no data folder given")
+    parts = [load_dataset(Path(d), encoder) for d in data_dirs]
+    if len(parts) > 1:
+        seen: dict[bytes, Path] = {}
+        for folder, (x, _, _) in zip(data_dirs, parts):
+            for key in {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in x}:
+                if key in seen:
+                    raise ValueError(
+                        f"{folder}: holds a situation that {seen[key]} holds too (folders generated with one seed and "
+                        "street draw the same situations; generate more data with another --seed)"
+                    )
+                seen[key] = Path(folder)
+    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+def data_provenance(data_dirs: "Sequence[Path]") -> dict:
+    """What the manifest says about the training data: each folder's generating command."""
+    sources = []
+    for folder in data_dirs:
+        gen = Path(folder) / "generate.json"
+        meta: dict = {}
+        if gen.exists():
+            try:
+                meta = json.loads(gen.read_text())
+            except (OSError, json.JSONDecodeError):
+                meta = {}
+        sources.append({key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs") if key in meta})
+    if len(sources) == 1:
+        return {"data": sources[0]} if sources[0] else {}
+    return {"data": {"folders": [{"folder": str(folder), **src} for folder, src in zip(data_dirs, sources)]}}
+
+
 def data_fingerprint(*arrays: np.ndarray) -> str:
     """sha256 of the training rows: which data a checkpoint was trained on."""
     digest = hashlib.sha256()
@@ -88,7 +127,7 @@ def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpac
 
 
 def train(
-    data_dir: Path,
+    data_dir: "Path | Sequence[Path]",
     out_dir: Path,
     buckets: int,
     extra: int,
@@ -100,18 +139,20 @@ def train(
     encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None,
     extra_manifest: dict | None = None,
 ) -> dict[str, float]:
-    """Train on every shard of ``data_dir``; write ``out_dir/{model_name}.pt`` (TorchScript).
+    """Train on every shard of ``data_dir`` (a folder, or several folders pooled); write
+    ``out_dir/{model_name}.pt`` (TorchScript).
 
     With ``canonical_space`` (hand-level networks), every row is put in canonical suit form
     first; the manifest records it so that the bot does the same."""
     torch.manual_seed(spec.seed)
-    x, y, m = load_dataset(data_dir, encoder)
+    data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
+    x, y, m = load_datasets(data_dirs, encoder)
     if canonical_space is not None:
         x, y, m = canonical_rows(x, y, m, canonical_space)
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
     if x.shape[1] != net_spec.inputs or y.shape[1] != net_spec.outputs:
         raise ValueError(
-            f"{data_dir}: data has {x.shape[1]} inputs / {y.shape[1]} outputs, the network expects {net_spec.inputs} / {net_spec.outputs}"
+            f"{', '.join(map(str, data_dirs))}: data has {x.shape[1]} inputs / {y.shape[1]} outputs, the network expects {net_spec.inputs} / {net_spec.outputs}"
         )
     n = len(x)
     rng = np.random.default_rng(spec.seed)
@@ -182,15 +223,7 @@ def train(
     plot_history(history, out_dir / f"{model_name}.loss.png", model_name)
     (out_dir / f"{model_name}.history.json").write_text(json.dumps(history))
     best_epoch = min(history, key=lambda h: h["validation"])["epoch"]
-    provenance = {}
-    gen = data_dir / "generate.json"
-    if gen.exists():
-        try:
-            meta = json.loads(gen.read_text())
-            provenance = {"data": {key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs")
-                                   if key in meta}}
-        except (OSError, json.JSONDecodeError):
-            provenance = {}
+    provenance = data_provenance(data_dirs)
     register_model(
         model_path,
         **provenance,

@@ -179,6 +179,16 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "empty" / "run.json").write_text('{"setting": "fc/fc"}')
     assert lbr(hands=5, out=tmp_path / "empty") == 0
     assert '"fca/fca"' in (tmp_path / "empty" / "run.json").read_text()
+    assert json.loads((tmp_path / "run.json").read_text())["deals"] == "per-hand"
+    # a folder from before hands were dealt one stream each (its run.json records no way of dealing)
+    # is not resumed: its old chunks and new ones would not be paired deals of one scheme
+    old = json.loads((tmp_path / "run.json").read_text())
+    del old["deals"]
+    (tmp_path / "run.json").write_text(json.dumps(old))
+    capsys.readouterr()
+    assert lbr(hands=40) == 2
+    assert "dealt before each hand had its own random stream" in capsys.readouterr().err
+    assert len(list(tmp_path.glob("lbr-*.json"))) == 3
 
 
 def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

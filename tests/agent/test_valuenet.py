@@ -208,6 +208,39 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(tmp_path: Path,
     assert load_value_net(out / "tiny.pt")[1]["training_situations"] + load_value_net(out / "tiny.pt")[1]["validation_situations"] == 32
 
 
+def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations(
+    tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """More data for a shipped network comes from new generation folders (another seed); a
+    folder drawn with the same seed holds the same situations and would leak them into the
+    validation split, so it is refused."""
+    from agent.cli import main
+
+    a, b, same, out = tmp_path / "a", tmp_path / "b", tmp_path / "same", tmp_path / "models"
+    generate(GenerateSpec(game="leduc", round=1, situations=16, shard_size=8, seed=1, iterations=20), a, progress=False)
+    generate(GenerateSpec(game="leduc", round=1, situations=8, shard_size=8, seed=2, iterations=20), b, progress=False)
+    generate(GenerateSpec(game="leduc", round=1, situations=8, shard_size=8, seed=1, iterations=30), same, progress=False)
+    space = HandSpace(leduc)
+    tspec = TrainSpec(epochs=2, batch_size=8, hidden=16, layers=2, lr_drop_epoch=1)
+    stats = train([a, b], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="pooled", progress=False)
+    assert stats["situations"] == 24
+    entry = load_value_net(out / "pooled.pt")[1]
+    assert entry["training_situations"] + entry["validation_situations"] == 24
+    folders = entry["data"]["folders"]
+    assert [f["folder"] for f in folders] == [str(a), str(b)] and [f["spec"]["seed"] for f in folders] == [1, 2]
+    assert all(f["command"] for f in folders)
+    # one folder keeps the manifest's one-folder form
+    train(a, out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="single", progress=False)
+    assert load_value_net(out / "single.pt")[1]["data"]["spec"]["seed"] == 1
+    with pytest.raises(ValueError, match="holds a situation that .*a holds too"):
+        train([a, same], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="leak", progress=False)
+    assert not (out / "leak.pt").exists()
+    assert main(["train", "--game", "leduc", "--data", str(a), str(same), "--out", str(out), "--name", "leak", "--epochs", "1"]) == 2
+    assert "another --seed" in capsys.readouterr().err
+    assert main(["train", "--game", "leduc", "--data", str(a), str(tmp_path / "none"), "--out", str(out), "--name", "x"]) == 2
+    assert "no shard-*.npz" in capsys.readouterr().err
+
+
 def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
     from agent.cli import main
 
