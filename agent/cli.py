@@ -283,8 +283,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--game", required=True, help=GAME_HELP + " (hand-level networks: leduc, leduc-limit)")
     p.add_argument("--data", required=True, nargs="+", metavar="DIR",
-                   help="folder(s) of shards from deepstack generate; several folders are pooled (they must hold different "
-                   "situations: generate with different seeds)")
+                   help="folder(s) of shards from deepstack generate; several folders are pooled in the order given (which "
+                   "fixes the validation split); they must be data of one network and hold different situations: generate "
+                   "more with another --seed")
     p.add_argument("--out", required=True, help="output folder (e.g. models/leduc)")
     p.add_argument("--name", required=True, help="model name in the manifest")
     p.add_argument("--epochs", type=int, default=200)

@@ -348,15 +348,21 @@ def check_lbr_run(out: Path, run: dict) -> None:
     bot, setting, seed, bot settings and way of dealing, and another run is refused once chunks
     are there (mixing settings would silently average two different experiments)."""
     path = out / "run.json"
-    if path.exists() and any(out.glob("lbr-[0-9]*.json")):
+    has_chunks = out.is_dir() and any(out.glob("lbr-[0-9]*.json"))
+    if has_chunks and not path.exists():
+        raise ValueError(f"{out}: holds LBR chunks but no run.json, so which run wrote them and how it dealt is unknown; "
+                         "use another --out")
+    if has_chunks:
         try:
             stored = json.loads(path.read_text())
         except ValueError as exc:
             raise ValueError(f"{path}: unreadable ({exc})") from exc
         if "deals" in run and "deals" not in stored:
             raise ValueError(
-                f"{out}: its chunks were dealt before each hand had its own random stream (run.json records no "
-                f"'deals'); new chunks would be dealt otherwise and not pair with them. Use another --out"
+                f"{out}: its run.json records no 'deals' (written before 25dadef), so its chunks may have been dealt the old "
+                "way (before 1eb3959 the cards shared the chunk's random stream) and new chunks would not pair with them. "
+                "Use another --out (a folder whose chunks were all written at or after 1eb3959 resumes after adding "
+                '"deals": "per-hand" to its run.json)'
             )
         diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if stored.get(k) != v]
         if diff:

@@ -55,43 +55,105 @@ def load_dataset(data_dir: Path, encoder: "Callable[[dict[str, np.ndarray]], tup
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
 
 
-def load_datasets(data_dirs: "Sequence[Path]", encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows of several generation folders, refusing a situation that two folders share.
+def _generation_record(folder: Path) -> dict:
+    """A folder's ``generate.json`` ({} where it has none or it is unreadable)."""
+    gen = folder / "generate.json"
+    if not gen.exists():
+        return {}
+    try:
+        meta = json.loads(gen.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
-    Folders made with one seed draw the same situations (a draw is a function of the seed and
-    the shard), so pooling them would put copies of one situation on both sides of the
-    validation split and make the validation loss a training loss."""
+
+#: what pooled folders' specs must share: the same kind of situation (the next network they were
+#: solved against is compared by its sha256, whatever path named it)
+SHARED_SPEC = ("game", "round", "aux_flops")
+
+
+def check_poolable(data_dirs: "Sequence[Path]") -> None:
+    """Refuse folders that cannot be pooled, before anything is loaded: one folder twice,
+    folders of different games, streets or next networks, and folders drawn with one seed
+    (a draw is a function of the seed and the shard, so they hold the same situations)."""
+    resolved: dict[Path, Path] = {}
+    for folder in data_dirs:
+        real = Path(folder).resolve()
+        if real in resolved:
+            raise ValueError(f"{folder}: given twice (as {resolved[real]} too)")
+        resolved[real] = Path(folder)
+    records = [(Path(d), _generation_record(Path(d))) for d in data_dirs]
+    specs = [(folder, rec.get("spec", {})) for folder, rec in records if isinstance(rec.get("spec"), dict)]
+    if specs:
+        first, a = specs[0]
+        for other, b in specs[1:]:
+            differ = [f"{key} {a.get(key)!r} there, {b.get(key)!r} here" for key in SHARED_SPEC if a.get(key) != b.get(key)]
+            if differ:
+                raise ValueError(f"{other}: not data of the same network as {first} ({'; '.join(differ)})")
+    shas = {rec["next_net_sha256"] for _, rec in records if "next_net_sha256" in rec}
+    if len(shas) > 1:
+        raise ValueError(f"{', '.join(map(str, data_dirs))}: solved against different next networks (sha256 differ)")
+    seeds: dict[object, Path] = {}
+    for folder, spec in specs:
+        if "seed" in spec:
+            if spec["seed"] in seeds:
+                raise ValueError(
+                    f"{folder}: generated with seed {spec['seed']}, as {seeds[spec['seed']]} was, so both hold the same "
+                    "situations; generate more data with another --seed"
+                )
+            seeds[spec["seed"]] = folder
+
+
+def load_datasets(data_dirs: "Sequence[Path]", encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of several generation folders (in the order given, which fixes the validation
+    split), refusing folders that cannot be pooled and any situation two folders share.
+
+    Copies of one situation would land on both sides of the validation split and make the
+    validation loss a training loss; folders without a readable ``generate.json`` are checked
+    row by row only."""
     if not data_dirs:
         raise ValueError("no data folder given")
-    parts = [load_dataset(Path(d), encoder) for d in data_dirs]
+    folders = [Path(d) for d in data_dirs]
+    if len(folders) > 1:
+        check_poolable(folders)
+    parts = []
+    for folder in folders:
+        try:
+            parts.append(load_dataset(folder, encoder))
+        except (ValueError, IndexError, KeyError) as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith(str(folder)) else f"{folder}: {message}") from exc
+    widths = {(p[0].shape[1], p[1].shape[1]) for p in parts}
+    if len(widths) > 1:
+        raise ValueError(f"{', '.join(map(str, folders))}: rows of different widths {sorted(widths)} (different games)")
     if len(parts) > 1:
-        seen: dict[bytes, Path] = {}
-        for folder, (x, _, _) in zip(data_dirs, parts):
+        seen: dict[bytes, int] = {}
+        for index, (x, _, _) in enumerate(parts):
             for key in {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in x}:
                 if key in seen:
                     raise ValueError(
-                        f"{folder}: holds a situation that {seen[key]} holds too (folders generated with one seed and "
-                        "street draw the same situations; generate more data with another --seed)"
+                        f"{folders[index]}: holds a situation that {folders[seen[key]]} holds too (folders generated with "
+                        "one seed for the same street or round draw the same situations; generate more data with another --seed)"
                     )
-                seen[key] = Path(folder)
+                seen[key] = index
     return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
 
 
 def data_provenance(data_dirs: "Sequence[Path]") -> dict:
-    """What the manifest says about the training data: each folder's generating command."""
+    """What the manifest says about the training data: the folder's generating command, spec and
+    next network; for pooled folders, each folder's under ``folders`` and the next network they
+    share at the top."""
     sources = []
     for folder in data_dirs:
-        gen = Path(folder) / "generate.json"
-        meta: dict = {}
-        if gen.exists():
-            try:
-                meta = json.loads(gen.read_text())
-            except (OSError, json.JSONDecodeError):
-                meta = {}
+        meta = _generation_record(Path(folder))
         sources.append({key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs") if key in meta})
     if len(sources) == 1:
         return {"data": sources[0]} if sources[0] else {}
-    return {"data": {"folders": [{"folder": str(folder), **src} for folder, src in zip(data_dirs, sources)]}}
+    pooled: dict = {"folders": [{"folder": str(folder), **src} for folder, src in zip(data_dirs, sources)]}
+    shas = {src["next_net_sha256"] for src in sources if "next_net_sha256" in src}
+    if len(shas) == 1:
+        pooled["next_net_sha256"] = shas.pop()
+    return {"data": pooled}
 
 
 def data_fingerprint(*arrays: np.ndarray) -> str:

@@ -187,8 +187,13 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "run.json").write_text(json.dumps(old))
     capsys.readouterr()
     assert lbr(hands=40) == 2
-    assert "dealt before each hand had its own random stream" in capsys.readouterr().err
+    assert "records no 'deals'" in capsys.readouterr().err
     assert len(list(tmp_path.glob("lbr-*.json"))) == 3
+    # chunks without any run.json: unknown run, not resumed
+    (tmp_path / "run.json").unlink()
+    assert lbr(hands=40) == 2
+    assert "holds LBR chunks but no run.json" in capsys.readouterr().err
+    assert len(list(tmp_path.glob("lbr-*.json"))) == 3 and not (tmp_path / "run.json").exists()
 
 
 def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,7 +36,7 @@ def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
     assert entry["training_situations"] > 0 and entry["validation_situations"] > 0
     assert 0 < entry["validation_loss"] < 1 and entry["command"]
     # the generating command of each data folder (one, or several pooled)
-    assert all(src["command"] for src in entry["data"].get("folders", [entry["data"]]))
+    assert all(src.get("command") for src in entry["data"].get("folders", [entry["data"]]))
     net, _ = load_value_net(MODELS_DIR / entry["path"])
     k = entry["net"]["buckets"]
     x = torch.rand(4, 1 + 2 * k)

@@ -232,11 +232,23 @@ def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations
     # one folder keeps the manifest's one-folder form
     train(a, out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="single", progress=False)
     assert load_value_net(out / "single.pt")[1]["data"]["spec"]["seed"] == 1
-    with pytest.raises(ValueError, match="holds a situation that .*a holds too"):
+    # one seed: refused from the folders' records, before any row is read ...
+    with pytest.raises(ValueError, match="generated with seed 1, as .*a was"):
         train([a, same], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="leak", progress=False)
     assert not (out / "leak.pt").exists()
     assert main(["train", "--game", "leduc", "--data", str(a), str(same), "--out", str(out), "--name", "leak", "--epochs", "1"]) == 2
     assert "another --seed" in capsys.readouterr().err
+    # ... and row by row where a folder has no record
+    (same / "generate.json").unlink()
+    with pytest.raises(ValueError, match="holds a situation that .*a holds too"):
+        train([a, same], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="leak", progress=False)
+    assert not (out / "leak.pt").exists()
+    with pytest.raises(ValueError, match="given twice"):
+        train([a, tmp_path / "." / "a"], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="x", progress=False)
+    limit = tmp_path / "limit"  # rows as wide as no-limit Leduc's, values of another game
+    generate(GenerateSpec(game="leduc-limit", round=1, situations=8, shard_size=8, seed=3, iterations=20), limit, progress=False)
+    with pytest.raises(ValueError, match="not data of the same network as .*game 'leduc' there, 'leduc-limit' here"):
+        train([a, limit], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="x", progress=False)
     assert main(["train", "--game", "leduc", "--data", str(a), str(tmp_path / "none"), "--out", str(out), "--name", "x"]) == 2
     assert "no shard-*.npz" in capsys.readouterr().err
 
