@@ -194,7 +194,7 @@ def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> S
     n_board = game.board_cards_through(round_)
     board = tuple(int(c) for c in rng.choice(np.array(space.deck), n_board, replace=False))
     strength = space.strengths(board) if n_board == game.total_board_cards else _equity_strength(space, board)
-    order = strength_order(strength)
+    order = strength_order(strength, space.valid(board))
     ranges = np.stack([recursive_range(order, space.size, rng) for _ in range(2)])
     return Situation(board, draw_pot(game, round_, rng), ranges)
 
@@ -210,16 +210,17 @@ def _equity_strength(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _preflop_strength() -> np.ndarray:
-    """Pre-flop strength of each hand: its mean check-down result against every other hand,
-    from the shipped pre-flop check-down matrix (exact equities take minutes per call)."""
+    """Pre-flop strength of each hand: its mean check-down result (-1 to 1, below zero for the
+    weaker half) against every hand it can meet, from the shipped pre-flop check-down matrix
+    (exact equities take minutes per call)."""
     from agent.config import HoldemModels
     from agent.models import checked_file
 
     path, _ = checked_file(HoldemModels().preflop_checkdown, " (deepstack buckets --street preflop builds it)")
     with np.load(path) as z:
         m = z["matrix"].astype(np.float64)
-    compatible = m != 0
-    return m.sum(axis=1) / np.maximum(compatible.sum(axis=1), 1)
+    compatible = HandSpace(load_game("hunl")).compatible()
+    return (m * compatible).sum(axis=1) / compatible.sum(axis=1)
 
 
 def solve_situation(space: HandSpace, round_: int, sit: Situation, config: SolverConfig, leaf_values: LeafValueFn | None = None) -> np.ndarray:

@@ -33,7 +33,10 @@ def recursive_range(order: np.ndarray, size: int, rng: np.random.Generator) -> n
     return out
 
 
-def strength_order(strength: np.ndarray) -> np.ndarray:
-    """Valid hands (strength >= 0) from weakest to strongest (ties in index order)."""
-    valid = np.nonzero(strength >= 0)[0]
-    return valid[np.argsort(strength[valid], kind="stable")]
+def strength_order(strength: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """The ``valid`` hands from weakest to strongest (ties in index order).
+
+    Validity is a mask of its own, not a sign convention: a strength scale may be negative
+    for possible hands (a mean check-down result is below zero for the weaker half)."""
+    hands = np.flatnonzero(valid)
+    return hands[np.argsort(np.asarray(strength)[hands], kind="stable")]
