@@ -467,6 +467,17 @@ def resumed_hands(out_dir: Path | None, hands: int, chunk: int) -> int:
     return sum(count for first, count in plan_chunks(hands, chunk, stored) if first in stored)
 
 
+def share_the_cores(workers: int) -> None:
+    """Worker initializer: torch's intra-op threads get this process's share of the cores.
+
+    Left alone, every worker starts as many threads as the machine has cores, so N workers
+    oversubscribe it N-fold and the threads that spin waiting for work take time from the
+    workers that have some."""
+    import torch
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+
+
 def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
             out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
             progress: Callable[[int], None] | None = None,
@@ -526,7 +537,7 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
         for first, count in todo:
             save(first, _chunk_job(game, make_bot, setting, first, count, seed))
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=share_the_cores, initargs=(workers,)) as pool:
             futures = {pool.submit(_chunk_job, game, make_bot, setting, first, count, seed): first for first, count in todo}
             for fut in as_completed(futures):  # each chunk is kept as soon as it is done
                 save(futures[fut], fut.result())

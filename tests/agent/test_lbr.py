@@ -325,3 +325,21 @@ def test_two_bots_with_one_seed_play_the_same_deals_hand_for_hand(monkeypatch: p
         runs[(name, chunk)] = [cards for _, _, cards in sorted(dealt, key=lambda d: d[1])]
     assert runs[("call", 6)] == runs[("random", 6)] == runs[("random", 4)]
     assert len(set(runs[("call", 6)])) == 12  # and the hands differ from each other
+
+
+def _threads_in_worker() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_lbr_workers_share_the_cores_instead_of_each_taking_them_all() -> None:
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agent.lbr import share_the_cores
+
+    cores = os.cpu_count() or 1
+    for workers in (1, 2, cores + 1):
+        with ProcessPoolExecutor(max_workers=1, initializer=share_the_cores, initargs=(workers,)) as pool:
+            assert pool.submit(_threads_in_worker).result() == max(1, cores // workers)
