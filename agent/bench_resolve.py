@@ -4,7 +4,8 @@ The decision points are those of a fixed, seeded match on loopback through our d
 (the bot against ``random``, which reaches every street, facing both small and all-in
 bets), so every run times the same decisions on the current device. Rows
 ``resolve.preflop|flop|turn|river``: ``value`` = mean seconds per decision, ``p95_s``, the
-number of decisions, and DeepStack's GTX 1080 times next to them.
+number of decisions, the match's corrected actions and failed decisions of the bot, and
+DeepStack's GTX 1080 times next to them.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def main(argv: list[str]) -> int:
             print("deepstack bench resolve: error: the match did not finish (see the dealer log)", file=sys.stderr)
             return 1
         times = decision_think_times(log_dir / "bots.jsonl", STREETS)
+        failed = (log_dir / "bots.jsonl").read_text().count('"decision_failed"')
+        corrections = report.corrections(0)
     device = pick_device(config.device).type
     for street in STREETS:
         t = np.array(times[street])
@@ -65,6 +68,7 @@ def main(argv: list[str]) -> int:
             "bench": f"resolve.{street}", "value": float(f"{t.mean():.6g}"), "unit": "s", "impl": "ours", "device": device,
             "threads": torch.get_num_threads(), "p95_s": float(f"{np.percentile(t, 95):.6g}"), "decisions": int(len(t)),
             "hands": 2 * args.hands, "seed": args.seed, "deepstack_gtx1080_s": DEEPSTACK_S[street],
+            "corrections": corrections, "decisions_failed": failed,
         }
         print(json.dumps(row), flush=True)
     return 0

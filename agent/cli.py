@@ -418,6 +418,7 @@ BENCHES = {
     "native": "native.bench:main",
     "generate": "agent.bench_generate:main",
     "resolve": "agent.bench_resolve:main",
+    "parity": "agent.bench_parity:main",
 }
 
 

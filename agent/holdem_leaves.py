@@ -26,6 +26,7 @@ from agent.continual import LeafSnapshot
 from agent.encoding import bucket_ranges, hand_values
 from agent.equity_matrix import CheckdownMatrices
 from agent.lookahead import LeafInfo, Lookahead
+from agent.valuenet import NetOnDevices
 from native.cards import hands_blocked_by
 from protocol.gamedef import Game
 
@@ -98,6 +99,7 @@ class BucketNetLeafValues:
 
     def __init__(self, net: torch.jit.ScriptModule, game: Game, buckets: BucketTable | None) -> None:
         self.net = net
+        self._run = NetOnDevices(net)
         self.game = game
         self.buckets = buckets  # None: pre-flop classes
         self.num_buckets = buckets.num_buckets if buckets is not None else 169
@@ -146,8 +148,7 @@ class BucketNetLeafValues:
         b = torch.stack([bucket_ranges(masked[p], ids, self.num_buckets) for p in range(2)])
         scale = float(sum(self.game.stack))
         x = torch.cat([(pot / scale).unsqueeze(1), b[0], b[1]], dim=1).float()
-        with torch.no_grad():
-            out = self.net(x).to(reach.dtype)
+        out = self._run(x).to(reach.dtype)
         k = self.num_buckets
         vals = torch.stack([hand_values(out[:, :k], ids), hand_values(out[:, k:], ids)])
         return vals * pot.view(1, -1, 1) * mass.flip(0) * valid

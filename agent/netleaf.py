@@ -19,6 +19,7 @@ from agent.datagen import board_features, canonical_permutation, pot_scale
 from agent.handspace import HandSpace
 from agent.leaves import CheckdownEvaluator
 from agent.lookahead import LeafInfo, Lookahead
+from agent.valuenet import NetOnDevices
 from agent.continual import LeafSnapshot
 
 
@@ -79,6 +80,7 @@ class HandNetLeafValues:
 
     def __init__(self, net: torch.jit.ScriptModule, space: HandSpace, canonical: bool = False) -> None:
         self.net = net
+        self._run = NetOnDevices(net)
         self.space = space
         self.canonical = canonical
         self._batches: dict[int, _LeafBatch] = {}
@@ -103,8 +105,7 @@ class HandNetLeafValues:
         full[:, :, batch.hands] = norm.to(torch.float32)
         full = full.gather(2, batch.perm.unsqueeze(0).expand_as(full))  # canonical suits
         x = torch.cat([batch.pot_input, full[0], full[1], batch.features], dim=1)
-        with torch.no_grad():
-            out = self.net(x).to(reach.dtype)  # [R, 2*S]
+        out = self._run(x).to(reach.dtype)  # [R, 2*S]
         s = batch.size
         canon = torch.stack([out[:, :s], out[:, s:]])
         values = canon.gather(2, batch.inverse.unsqueeze(0).expand_as(canon))[:, :, batch.hands]  # [2, R, H]
@@ -141,8 +142,7 @@ class HandNetLeafValues:
             hand_perm, deck_perm = np.arange(space.size), np.arange(len(space.deck))
         pot = float(sum(leaf.spent))
         x = np.concatenate([[pot / pot_scale(space.game)], norm[0][hand_perm], norm[1][hand_perm], board_features(space, board)[deck_perm]])
-        with torch.no_grad():
-            out = self.net(torch.as_tensor(x, dtype=torch.float32).unsqueeze(0))[0].double().numpy()
+        out = self._run(torch.as_tensor(x, dtype=torch.float32).unsqueeze(0))[0].double().numpy()
         canon = np.stack([out[: space.size], out[space.size :]])
         values = canon[:, np.argsort(hand_perm)]
         return values * pot * mass[::-1] * valid

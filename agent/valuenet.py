@@ -61,3 +61,28 @@ def masked_huber(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, d
     """Huber loss averaged over the unmasked outputs (impossible buckets do not count)."""
     loss = nn.functional.huber_loss(pred * mask, target * mask, reduction="none", delta=delta)
     return loss.sum() / mask.sum().clamp(min=1.0)
+
+
+class NetOnDevices:
+    """A TorchScript value network that answers on whatever device its input is on.
+
+    One leaf function serves lookaheads on the CPU and on CUDA (a bot's chance values are
+    computed on the CPU, data generation may solve on either), so the network is copied once
+    to each device it is asked on rather than moved back and forth or fed a tensor from
+    another device.
+    """
+
+    def __init__(self, net: torch.jit.ScriptModule) -> None:
+        self.net = net
+        first = next(iter(net.parameters()), None)
+        self._copies = {first.device if first is not None else torch.device("cpu"): net}
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        net = self._copies.get(x.device)
+        if net is None:
+            import copy
+
+            net = copy.deepcopy(self.net).to(x.device)
+            self._copies[x.device] = net
+        with torch.no_grad():
+            return net(x)

@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the shared material beside the checkout, and the shipped games."""
+"""Shared fixtures: the test data inside the repository (``tests/data``) and the shipped games."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ import pytest
 from protocol.gamedef import Game, load_game
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-SAMPLE_MATCHSTATES = SHARED / "acpc" / "sample_matchstates.txt"
+DATA = ROOT / "tests" / "data"
+#: MATCHSTATE lines captured from the real ACPC dealer.
+SAMPLE_MATCHSTATES = DATA / "sample_matchstates.txt"
+#: The ACPC game files as the ACPC distribution ships them (``protocol/games`` holds them verbatim).
+GAME_FILES = ROOT / "protocol" / "games"
+#: The standard solver benchmark spots (the copy the CLI uses by default).
+SPOTS = ROOT / "agent" / "spots.yaml"
 
 
 @pytest.fixture(scope="session")

@@ -13,9 +13,9 @@ from protocol.gamedef import (
     load_game,
     parse_game,
 )
-from tests.conftest import SHARED
+from tests.conftest import GAME_FILES
 
-HUNL_TEXT = (SHARED / "acpc" / "games" / "holdem.nolimit.2p.reverse_blinds.game").read_text()
+HUNL_TEXT = (GAME_FILES / "holdem.nolimit.2p.reverse_blinds.game").read_text()
 
 
 @pytest.mark.parametrize("name", sorted(SHORT_NAMES))
@@ -26,7 +26,7 @@ def test_every_shipped_game_parses_and_round_trips(name: str) -> None:
     assert again == game
 
 
-@pytest.mark.parametrize("path", sorted((SHARED / "acpc" / "games").glob("*.game")))
+@pytest.mark.parametrize("path", sorted(GAME_FILES.glob("*.game")))
 def test_shared_game_files_parse_by_path(path: Path) -> None:
     game = load_game(path)
     assert game.name == path.stem
@@ -94,7 +94,7 @@ def test_missing_required_keys(key: str) -> None:
 def test_missing_betting_type_and_limit_raise_size() -> None:
     with pytest.raises(GameDefError, match="missing betting type"):
         parse_game(_mutate("nolimit\n", ""), source="x")
-    limit = (SHARED / "acpc" / "games" / "holdem.limit.2p.reverse_blinds.game").read_text()
+    limit = (GAME_FILES / "holdem.limit.2p.reverse_blinds.game").read_text()
     with pytest.raises(GameDefError, match="raiseSize"):
         parse_game(limit.replace("raiseSize = 10 10 20 20\n", ""), source="x")
 
