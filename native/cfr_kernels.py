@@ -1,4 +1,4 @@
-"""Fused C kernels (``native/src/cfr_kernels.c``) for the CPU phases of :class:`agent.cfr.Solver`.
+"""Fused C kernels (``native/src/cfr_kernels.c``) for the CPU phases of :class:`agent.solver.cfr.Solver`.
 
 Each kernel does in one pass over ``[rows, H]`` float32 data what the torch phase does with
 several passes and temporaries. Every tensor argument must be a contiguous float32 (values)
@@ -374,7 +374,7 @@ def add_rows(
 
 # --------------------------------------------------------------------------- solver binding
 class SolverKernels:
-    """The phases of an :class:`agent.cfr.Solver` (float32, CPU) run by the C kernels.
+    """The phases of an :class:`agent.solver.cfr.Solver` (float32, CPU) run by the C kernels.
 
     Built once per solver: every tensor is checked here and the raw pointers are kept, so a
     phase costs one C call per depth (or per player slice) and no Python-side checks beyond
@@ -585,7 +585,7 @@ class SolverKernels:
     def update_regrets(self, player: int, floor: bool, pos: float = 1.0, neg: float = 1.0) -> None:
         """Add ``player``'s regrets, then floor (``floor``) or discount by ``pos`` / ``neg``.
 
-        For a :class:`agent.cfr.Variant`: ``floor=variant.floors_regrets``,
+        For a :class:`agent.solver.cfr.Variant`: ``floor=variant.floors_regrets``,
         ``pos, neg = variant.discount(t)``.
         """
         self._check()

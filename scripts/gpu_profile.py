@@ -12,9 +12,9 @@ from dataclasses import replace
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from agent.resolve import SolverConfig, solve_ranges
-from agent.solve_cli import DEFAULT_SPOTS
-from agent.spots import load_spots
+from agent.solver.resolve import SolverConfig, solve_ranges
+from agent.cli.solve import DEFAULT_SPOTS
+from agent.solver.spots import load_spots
 
 
 def main() -> None:

@@ -45,7 +45,7 @@ def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Ite
 def test_every_command_and_subcommand_formats_its_help() -> None:
     """All of them, nested ones included (``eval lbr``, ``eval plot``, ...): a stray ``%`` in a
     help string makes ``--help`` crash, for the parent command too."""
-    from agent.cli import build_parser
+    from agent.cli.main import build_parser
 
     names = []
     for name, parser in _parsers(build_parser()):
@@ -56,7 +56,7 @@ def test_every_command_and_subcommand_formats_its_help() -> None:
 
 @pytest.mark.parametrize("suite", ["solver", "native", "generate", "resolve"])
 def test_each_bench_suite_has_help(suite: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from agent.cli import BENCHES, main
+    from agent.cli.main import BENCHES, main
 
     assert suite in BENCHES
     with pytest.raises(SystemExit) as exit_:
@@ -70,7 +70,7 @@ def test_each_bench_suite_has_help(suite: str, capsys: pytest.CaptureFixture[str
     ["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--shard-size", "2", "--iterations", "2", "--out", "{file}"],
 ])
 def test_an_output_path_that_is_a_file_is_one_line_and_exit_1(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from agent.cli import main
+    from agent.cli.main import main
 
     file = tmp_path / "a-file"
     file.write_text("kept")

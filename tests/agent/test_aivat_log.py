@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.aivat_log import CheckdownValue, LogAivat, LoggedDecision, hand_aivat, log_aivat, parse_state_line, replay
-from agent.cli import main
-from agent.eval_cli import read_dealer_log
-from agent.handspace import HandSpace
+from agent.evaluation.aivat_log import CheckdownValue, LogAivat, LoggedDecision, hand_aivat, log_aivat, parse_state_line, replay
+from agent.cli.main import main
+from agent.cli.eval import read_dealer_log
+from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str
 from protocol.gamedef import Game
 from protocol.state import CALL, HandState, raise_to

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from agent.aux_targets import ALL_FLOPS, FLOP_WEIGHT, FlopBuckets, aux_values
-from agent.bot import _checked_file
-from agent.buckets import BucketTable
-from agent.config import HoldemModels
+from agent.training.aux_targets import ALL_FLOPS, FLOP_WEIGHT, FlopBuckets, aux_values
+from agent.bots.deepstack import _checked_file
+from agent.nets.buckets import BucketTable
+from agent.bots.config import HoldemModels
 
 
 @pytest.fixture(scope="module")

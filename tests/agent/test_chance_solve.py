@@ -5,17 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.bot import hunl_settings
-from agent.chance_solve import SolvedChanceValues
-from agent.config import HoldemBotConfig, HoldemModels
-from agent.continual import LeafSnapshot, StreetSettings
-from agent.datagen import draw_situation
-from agent.equity_matrix import CheckdownMatrices
-from agent.handspace import HandSpace
-from agent.holdem_leaves import CheckdownLeafValues
-from agent.models import checked_file
-from agent.resolve import SolverConfig
-from agent.tree import DEEPSTACK_SIZING
+from agent.bots.deepstack import hunl_settings
+from agent.resolving.chance_solve import SolvedChanceValues
+from agent.bots.config import HoldemBotConfig, HoldemModels
+from agent.leaves.snapshot import LeafSnapshot
+from agent.resolving.continual import StreetSettings
+from agent.training.datagen import draw_situation
+from agent.leaves.equity_matrix import CheckdownMatrices
+from agent.solver.handspace import HandSpace
+from agent.leaves.holdem import CheckdownLeafValues
+from agent.nets.manifest import checked_file
+from agent.solver.resolve import SolverConfig
+from agent.solver.tree import DEEPSTACK_SIZING
 from protocol.gamedef import Game
 
 SIZING = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.cli import main
-from agent.cluster import generate_on_ray
-from agent.datagen import GenerateSpec, generate, shard_path
+from agent.cli.main import main
+from agent.training.cluster import generate_on_ray
+from agent.training.datagen import GenerateSpec, generate, shard_path
 
 ARGS = ["generate", "--game", "leduc", "--situations", "12", "--shard-size", "4", "--iterations", "40", "--seed", "3"]
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Config, ConfigError, config_from_dict, load_config
+from agent.bots.config import Config, ConfigError, config_from_dict, load_config
 
 
 def test_shipped_config_loads_and_matches_defaults() -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.config import BotConfig, Config, LeducBotConfig
-from agent.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
-from agent.evaluate import agent_profile, export_policy, profile_exploitability
-from agent.handspace import HandSpace
-from agent.models import ModelError, load_value_net
-from agent.resolve import SolverConfig
-from agent.tree import FCPA, bet_actions
+from agent.bots.config import BotConfig, Config, LeducBotConfig
+from agent.resolving.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
+from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
+from agent.solver.handspace import HandSpace
+from agent.nets.manifest import ModelError, load_value_net
+from agent.solver.resolve import SolverConfig
+from agent.solver.tree import FCPA, bet_actions
 from native.cards import cards_from_str
 from protocol.gamedef import Game
 from protocol.state import CALL, FOLD, LIMIT_RAISE, HandState, raise_to
@@ -105,7 +105,7 @@ def test_opponent_range_estimate_follows_bayes_with_our_model_of_its_play(leduc_
 
 
 def test_lbr_peeks_at_hypothetical_bets_leave_the_estimate_alone(leduc_limit: Game) -> None:
-    from agent.policies import ResolverProvider
+    from agent.evaluation.policies import ResolverProvider
 
     space, resolver = make(leduc_limit)
     provider = ResolverProvider(resolver)
@@ -253,7 +253,7 @@ def test_an_off_tree_first_bet_is_put_in_the_tree(leduc: Game) -> None:
 
 def test_an_illegal_opponent_action_is_refused_by_name(leduc: Game) -> None:
     """A re-solve asked to start before an opponent action the state does not allow says so."""
-    from agent.resolve import SpotError, resolve
+    from agent.solver.resolve import SpotError, resolve
 
     space = HandSpace(leduc)
     state = HandState.initial(leduc)
@@ -311,7 +311,7 @@ def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path)
 
 
 def test_missing_and_corrupt_models_fail_at_start(leduc: Game, tmp_path: Path) -> None:
-    from agent.bot import DeepStackBot
+    from agent.bots.deepstack import DeepStackBot
 
     missing = Config(bot=BotConfig(leduc=LeducBotConfig(value_net=str(tmp_path / "nope.pt"))))
     with pytest.raises(ModelError, match="model file is missing"):
@@ -323,7 +323,7 @@ def test_missing_and_corrupt_models_fail_at_start(leduc: Game, tmp_path: Path) -
     (tmp_path / "manifest.json").write_text(json.dumps({"models": {"bad": {"path": "bad.pt", "sha256": "0" * 64}}}))
     with pytest.raises(ModelError, match="does not match the manifest"):
         load_value_net(bad)
-    from agent.models import register_model
+    from agent.nets.manifest import register_model
 
     register_model(bad, name="bad", net={"buckets": 6, "extra": 6})
     with pytest.raises(ModelError, match="cannot be loaded as TorchScript"):

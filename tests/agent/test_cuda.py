@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from agent.bench_parity import CASES, compare, make_case
-from agent.cli import main
+from agent.cli.bench_parity import CASES, compare, make_case
+from agent.cli.main import main
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -65,8 +65,8 @@ def test_turn_generation_on_cuda_matches_the_cpu(tmp_path: Path) -> None:
 
 @needs_cuda
 def test_hunl_bot_plays_on_cuda_without_corrections(tmp_path: Path) -> None:
-    from agent.config import load_config
-    from agent.match import run_match
+    from agent.bots.config import load_config
+    from agent.evaluation.match import run_match
     from protocol.gamedef import load_game
 
     config = dataclasses.replace(load_config(None), device="cuda")

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from agent.cfr import Gadget, Solver, exploitability
-from agent.cli import main
-from agent.datagen import (
+from agent.solver.cfr import Gadget, Solver, exploitability
+from agent.cli.main import main
+from agent.training.datagen import (
     GenerateSpec,
     Situation,
     both_all_in,
@@ -23,11 +23,11 @@ from agent.datagen import (
     solve_situation,
     solve_situations,
 )
-from agent.forest import LEAF_ROWS_PER_BOARD, forest_cost_rows, lookahead_rows, memory_budget_rows, pack, solve_forest
-from agent.handspace import HandSpace
-from agent.lookahead import compile_lookahead
-from agent.resolve import SolverConfig, SpotError
-from agent.tree import FCPA, build_tree
+from agent.solver.forest import LEAF_ROWS_PER_BOARD, forest_cost_rows, lookahead_rows, memory_budget_rows, pack, solve_forest
+from agent.solver.handspace import HandSpace
+from agent.solver.lookahead import compile_lookahead
+from agent.solver.resolve import SolverConfig, SpotError
+from agent.solver.tree import FCPA, build_tree
 from protocol.gamedef import Game
 from protocol.state import HandState
 
@@ -197,7 +197,7 @@ def test_flop_forests_share_the_turn_network_leaves(holdem_space: HandSpace) -> 
     """Flop situations (depth-limited: the shipped turn network at every leaf, for each turn
     card) solved in one forest: each tree as alone, so the network's leaf batches keep each
     leaf's own board and pot."""
-    from agent.datagen import _next_street_leaf
+    from agent.training.datagen import _next_street_leaf
 
     space = holdem_space
     rng = np.random.default_rng(5)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.heap import _malloc_trim, release_free_memory
+from agent.bots.heap import _malloc_trim, release_free_memory
 
 
 def _rss_kb() -> int:

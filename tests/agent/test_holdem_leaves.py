@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from agent.equity_matrix import CheckdownMatrices
-from agent.handspace import HandSpace
-from agent.holdem_leaves import CheckdownLeafValues, _PerLookahead
-from agent.resolve import SolverConfig, solve_ranges
-from agent.tree import DEEPSTACK_SIZING
+from agent.leaves.equity_matrix import CheckdownMatrices
+from agent.solver.handspace import HandSpace
+from agent.leaves.holdem import CheckdownLeafValues, _PerLookahead
+from agent.solver.resolve import SolverConfig, solve_ranges
+from agent.solver.tree import DEEPSTACK_SIZING
 from models import __file__ as models_init
 from protocol.gamedef import Game
 from protocol.state import HandState

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.bot import DeepStackBot, hunl_settings
-from agent.config import StreetConfig, WarmStartConfig, load_config
-from agent.continual import ContinualResolver
-from agent.handspace import HandSpace
+from agent.bots.deepstack import DeepStackBot, hunl_settings
+from agent.bots.config import StreetConfig, WarmStartConfig, load_config
+from agent.resolving.continual import ContinualResolver
+from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str
 from protocol.client import ClientSummary, _handle_line
 from protocol.gamedef import Game
@@ -57,7 +57,7 @@ def test_bot_answers_every_sample_matchstate_legally(hunl: Game, fast_bot: DeepS
     summary = ClientSummary()
     answered = 0
     trims: list[int] = []  # freed heap memory goes back to the system once per finished hand
-    monkeypatch.setattr("agent.bot.release_free_memory", lambda: trims.append(1) or True)
+    monkeypatch.setattr("agent.bots.deepstack.release_free_memory", lambda: trims.append(1) or True)
     for line in dealer_lines():
         reply = _handle_line(line, hunl, fast_bot, summary)
         view = parse_matchstate(line, hunl)
@@ -75,7 +75,7 @@ def test_bot_answers_every_sample_matchstate_legally(hunl: Game, fast_bot: DeepS
 def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from agent.cli import main
+    from agent.cli.main import main
 
     cfg = tmp_path / "fast.yaml"
     cfg.write_text(FAST)

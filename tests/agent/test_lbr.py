@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.cli import main
-from agent.handspace import HandSpace
-from agent.lbr import LBRSetting, plan_chunks, range_expected_winnings, resumed_hands, run_lbr
-from agent.match import estimate
-from agent.policies import ProviderFactory
+from agent.cli.main import main
+from agent.solver.handspace import HandSpace
+from agent.evaluation.lbr import LBRSetting, plan_chunks, range_expected_winnings, resumed_hands, run_lbr
+from agent.evaluation.match import estimate
+from agent.evaluation.policies import ProviderFactory
 from native.cards import cards_from_str as parse_cards
 from protocol.gamedef import load_game
 from protocol.state import CALL, FOLD, HandState
@@ -54,7 +54,7 @@ def test_luck_corrections_have_mean_zero_for_every_bot_hand() -> None:
     """With both hands fixed, the check-down value before a deal is the mean of the values
     after it (so a board deal's correction has mean zero), for every hand the bot may hold;
     the pre-flop, with too many completions, is left alone."""
-    from agent.lbr import LuckCorrections
+    from agent.evaluation.lbr import LuckCorrections
 
     game = load_game("hunl")
     space = HandSpace(game)
@@ -199,7 +199,7 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
 def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every bet LBR weighs is a question to the bot; the answers are kept beside each chunk,
     come back on resume, and are summed up per round and size in result.json."""
-    from agent.lbr import FoldQuery, fold_summary
+    from agent.evaluation.lbr import FoldQuery, fold_summary
 
     game = load_game("leduc")
     setting = LBRSetting.parse("fcpa/fcpa", 2)
@@ -273,8 +273,8 @@ def test_checkdown_outcome_matches_a_direct_enumeration(game_name: str, board_le
 
     import numpy as np
 
-    from agent.handspace import HandSpace
-    from agent.lbr import checkdown_outcome
+    from agent.solver.handspace import HandSpace
+    from agent.evaluation.lbr import checkdown_outcome
     from native.evaluator import evaluate
 
     game = load_game(game_name)
@@ -304,7 +304,7 @@ def test_checkdown_outcome_matches_a_direct_enumeration(game_name: str, board_le
 def test_two_bots_with_one_seed_play_the_same_deals_hand_for_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     """Paired comparisons: hand i's cards depend on the seed and i only, not on the bot (whose
     sampled actions use the chunk's other random stream) nor on where the chunks start."""
-    import agent.lbr as lbr
+    import agent.evaluation.lbr as lbr
 
     game = load_game("leduc")
     setting = LBRSetting.parse("fcpa/fcpa", 2)
@@ -337,7 +337,7 @@ def test_lbr_workers_share_the_cores_instead_of_each_taking_them_all() -> None:
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    from agent.lbr import share_the_cores
+    from agent.evaluation.lbr import share_the_cores
 
     cores = os.cpu_count() or 1
     for workers in (1, 2, cores + 1):

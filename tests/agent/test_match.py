@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import main
-from agent.match import run_match
+from agent.cli.main import main
+from agent.evaluation.match import run_match
 from protocol.gamedef import load_game
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.datagen import draw_situation
-from agent.handspace import HandSpace
-from agent.rangegen import recursive_range, strength_order
+from agent.training.datagen import draw_situation
+from agent.solver.handspace import HandSpace
+from agent.training.rangegen import recursive_range, strength_order
 from native.cards import cards_from_str
 from protocol.gamedef import load_game
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from agent.bot import hunl_settings
-from agent.config import HoldemBotConfig, StreetConfig
-from agent.handspace import HandSpace
-from agent.models import MODELS_DIR, checked_file, load_value_net
-from agent.resolve import SolverConfig, solve_ranges
-from agent.tree import DEEPSTACK_SIZING
+from agent.bots.deepstack import hunl_settings
+from agent.bots.config import HoldemBotConfig, StreetConfig
+from agent.solver.handspace import HandSpace
+from agent.nets.manifest import MODELS_DIR, checked_file, load_value_net
+from agent.solver.resolve import SolverConfig, solve_ranges
+from agent.solver.tree import DEEPSTACK_SIZING
 from protocol.gamedef import Game
 from protocol.state import HandState
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import main
-from agent.resolve import SolverConfig, SpotError, solve_ranges
-from agent.spots import load_spots, make_spot
+from agent.cli.main import main
+from agent.solver.resolve import SolverConfig, SpotError, solve_ranges
+from agent.solver.spots import load_spots, make_spot
 from tests.conftest import SPOTS
 
 

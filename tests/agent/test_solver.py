@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from agent.cfr import Solver, Variant, exploitability
-from agent.handspace import HandSpace
-from agent.lookahead import compile_lookahead
-from agent.resolve import SolverConfig, resolve, solve_ranges
-from agent.tree import FCPA, BetSizing, NodeKind, build_tree
+from agent.solver.cfr import Solver, Variant, exploitability
+from agent.solver.handspace import HandSpace
+from agent.solver.lookahead import compile_lookahead
+from agent.solver.resolve import SolverConfig, resolve, solve_ranges
+from agent.solver.tree import FCPA, BetSizing, NodeKind, build_tree
 from native.cards import cards_from_str
 from native.evaluator import evaluate_one
 from protocol.gamedef import Game
@@ -177,7 +177,7 @@ def test_leaf_values_from_a_callable_match_the_full_tree(leduc_limit: Game) -> N
     assert all(n.state.round == 0 or n.kind is not NodeKind.DECISION or len(n.actions) == 1 for n in full.nodes)
     cut = compile_lookahead(build_tree(HandState.initial(leduc_limit), FCPA, last_round=0), space, hands, torch.device("cpu"), torch.float64)
     assert len(cut.leaves.rows) > 0
-    from agent.leaves import checkdown_leaf_values
+    from agent.leaves.checkdown import checkdown_leaf_values
 
     reach = torch.full((2, 6), 1 / 6, dtype=torch.float64)
     a = Solver(full, Variant("dcfr", alternating=True))
@@ -189,7 +189,7 @@ def test_leaf_values_from_a_callable_match_the_full_tree(leduc_limit: Game) -> N
 
 
 def test_terminal_kernels_and_dense_agree(hunl: Game) -> None:
-    from agent.terminal import TerminalEquity, _DenseShowdown, _KernelShowdown
+    from agent.solver.terminal import TerminalEquity, _DenseShowdown, _KernelShowdown
 
     space = HandSpace(hunl)
     rng = np.random.default_rng(5)
@@ -202,7 +202,7 @@ def test_terminal_kernels_and_dense_agree(hunl: Game) -> None:
         dense = _DenseShowdown(te, ids)(reach)
         fast = _KernelShowdown(te, ids)(reach)
         assert torch.allclose(dense, fast, atol=1e-9)
-        from agent.terminal import compatible_matrix
+        from agent.solver.terminal import compatible_matrix
 
         comp = torch.as_tensor(compatible_matrix(space, hands, board), dtype=torch.float64)
         fold = te.fold_mass(reach, torch.zeros(7, dtype=torch.long))
@@ -232,7 +232,7 @@ def test_opponent_range_warm_starts(leduc_limit: Game, mode: str) -> None:
     """Both warm starts of section 3 at a later public state of a solved game. Conservative:
     the gadget deals the opponent (1-w) uniform + w estimate and the re-solve stays sound.
     Aggressive: with probability w the opponent must follow holding a hand from the estimate."""
-    from agent.resolve import WarmStart
+    from agent.solver.resolve import WarmStart
 
     ls = later_state(leduc_limit, 800)
     me, opp, our, estimate, opp_cfv, state = ls.me, ls.opp, ls.our, ls.estimate, ls.opp_cfv, ls.state

@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from agent.ranges import RangeError, class_label, grid, hand_class_cell, parse_range
-from agent.tree import DEEPSTACK_SIZING, FCPA, BetSizing, NodeKind, bet_actions, build_tree, count_nodes
+from agent.solver.ranges import RangeError, class_label, grid, hand_class_cell, parse_range
+from agent.solver.tree import DEEPSTACK_SIZING, FCPA, BetSizing, NodeKind, bet_actions, build_tree, count_nodes
 from native.cards import cards_from_str, holdem_hand_index
 from protocol.gamedef import Game
 from protocol.state import CALL, FOLD, ActionKind, HandState, raise_to

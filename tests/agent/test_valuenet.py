@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 import torch
 
-from agent.batched import BatchSpot, solve_batch
-from agent.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
-from agent.handspace import HandSpace
-from agent.models import load_value_net, sha256_of
-from agent.netleaf import HandNetLeafValues
-from agent.resolve import SolverConfig, solve_ranges
-from agent.train import TrainSpec, train
-from agent.tree import FCPA
-from agent.valuenet import NetSpec, ValueNet
+from agent.solver.batched import BatchSpot, solve_batch
+from agent.training.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
+from agent.solver.handspace import HandSpace
+from agent.nets.manifest import load_value_net, sha256_of
+from agent.leaves.handnet import HandNetLeafValues
+from agent.solver.resolve import SolverConfig, solve_ranges
+from agent.training.train import TrainSpec, train
+from agent.solver.tree import FCPA
+from agent.nets.valuenet import NetSpec, ValueNet
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
 
@@ -87,8 +87,8 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
     """Resuming with other solver settings would mix two kinds of targets in one folder: refused
     (by the CLI with a message and exit 2), nothing written; more situations extend it, and
     every run is kept in generate.json."""
-    from agent.cli import main
-    from agent.datagen import DataFolderError
+    from agent.cli.main import main
+    from agent.training.datagen import DataFolderError
 
     out = tmp_path / "data"
     spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=20)
@@ -114,8 +114,8 @@ def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values
                                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """Records written before the DCFR parameters were recorded hold data solved with DCFR's
     published (1.5, 0, 2): they refuse the generation default and resume with those."""
-    from agent.cli import main
-    from agent.datagen import DataFolderError, parse_dcfr
+    from agent.cli.main import main
+    from agent.training.datagen import DataFolderError, parse_dcfr
 
     out = tmp_path / "data"
     spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=5, dcfr_beta=0.0, dcfr_gamma=2.0)
@@ -214,7 +214,7 @@ def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations
     """More data for a shipped network comes from new generation folders (another seed); a
     folder drawn with the same seed holds the same situations and would leak them into the
     validation split, so it is refused."""
-    from agent.cli import main
+    from agent.cli.main import main
 
     a, b, same, out = tmp_path / "a", tmp_path / "b", tmp_path / "same", tmp_path / "models"
     generate(GenerateSpec(game="leduc", round=1, situations=16, shard_size=8, seed=1, iterations=20), a, progress=False)
@@ -254,7 +254,7 @@ def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations
 
 
 def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
-    from agent.cli import main
+    from agent.cli.main import main
 
     assert main(["bench", "generate", "--street", "leduc", "--leduc-situations", "20", "--iterations", "20"]) == 0
     rows = [__import__("json").loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -271,7 +271,7 @@ def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> 
 def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
     """generate.turn with two processes at once: their own draws, their rates summed, every
     draw (both-all-in ones too) timed."""
-    from agent.cli import main
+    from agent.cli.main import main
 
     assert main(["bench", "generate", "--street", "turn", "--turn-situations", "2", "--turn-iterations", "2", "--processes", "2"]) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
@@ -293,11 +293,11 @@ def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]
 def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
     """Turn situations (full 1326-hand ranges, solved to the end) -> a bucketed turn network
     trained through the CLI -> checked load -> the depth-limit leaves of a flop re-solve."""
-    from agent.bot import _checked_file
-    from agent.buckets import BucketTable
-    from agent.cli import main
-    from agent.config import HoldemModels
-    from agent.holdem_leaves import BucketNetLeafValues
+    from agent.bots.deepstack import _checked_file
+    from agent.nets.buckets import BucketTable
+    from agent.cli.main import main
+    from agent.bots.config import HoldemModels
+    from agent.leaves.holdem import BucketNetLeafValues
 
     data, out = tmp_path / "turn", tmp_path / "models"
     assert main(["generate", "--game", "hunl", "--street", "turn", "--situations", "4", "--shard-size", "2", "--iterations", "8",
@@ -315,7 +315,7 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     rng = np.random.default_rng(0)
     ranges = [r * space.valid(board) for r in rng.random((2, space.size))]
     ranges = [r / r.sum() for r in ranges]
-    from agent.tree import DEEPSTACK_SIZING
+    from agent.solver.tree import DEEPSTACK_SIZING
 
     sol = solve_ranges(state, ranges, DEEPSTACK_SIZING["flop"], SolverConfig(iterations=4, device="cpu"), space=space,
                        last_round=1, leaf_values=leaf)
@@ -369,7 +369,7 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
 
 
 def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from agent.cli import main
+    from agent.cli.main import main
 
     missing = str(tmp_path / "no-such-turn.pt")
     assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]) == 2

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from agent import cfr
-from agent.cfr import Solver, Variant
-from agent.handspace import HandSpace
-from agent.resolve import SolverConfig, prepare
-from agent.tree import DEEPSTACK_SIZING
+from agent.solver.cfr import Solver, Variant
+from agent.solver.handspace import HandSpace
+from agent.solver.resolve import SolverConfig, prepare
+from agent.solver.tree import DEEPSTACK_SIZING
 from native import cfr_kernels
 from native.cards import cards_from_str
 from protocol.gamedef import Game

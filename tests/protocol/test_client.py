@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agent.baselines import CallBot
+from agent.bots.baselines import CallBot
 from protocol.bot import BaseBot
 from protocol.client import LineBuffer, connect, play
 from protocol.gamedef import Game

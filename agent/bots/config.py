@@ -1,0 +1,238 @@
+"""``config.yaml``: typed, frozen settings with a loader that refuses anything it does not know.
+
+The settings are plain frozen dataclasses passed explicitly to whoever needs them (no
+global settings). The loader checks every value against the dataclass field types and
+rejects unknown keys, so a typo fails at start-up with the file and the key path in the
+message instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class LoggingConfig:
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    #: JSON-lines log file for machines (None: console only)
+    json_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    #: how long ``deepstack play`` keeps retrying to reach the dealer
+    connect_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class LeducBotConfig:
+    """Continual re-solving in Leduc (both rounds use fold, call, pot, all-in)."""
+
+    #: CFR iterations per re-solve
+    iterations: int = 300
+    algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
+    #: TorchScript value network replacing round 2 in round-1 re-solves (null: solve round 2 exactly)
+    value_net: str | None = None
+
+
+@dataclass(frozen=True)
+class StreetConfig:
+    """Re-solving on one hold'em street."""
+
+    #: CFR iterations (the solver also stops at the decision's time budget)
+    iterations: int = 200
+    #: how the lookahead ends: "net" (DeepStack's value network of the next street),
+    #: "checkdown" (the rest of the hand checked down; no network), "end" (solve to the end)
+    leaves: Literal["net", "checkdown", "end"] = "checkdown"
+
+
+@dataclass(frozen=True)
+class WarmStartConfig:
+    """DeepStack's opponent-range warm start at our first action of a round (section 3)."""
+
+    #: probability the opponent must enter the re-solve with the estimated range (0 = off)
+    #: 0.5 by measured exploitability (LBR on the same deals; README, "Warm-start weight")
+    weight: float = 0.5
+    #: "aggressive": forced entry when no bet is faced (a bet faced always uses "conservative");
+    #: "conservative": the gadget deals (1 - weight) uniform + weight estimate (keeps the guarantee)
+    mode: Literal["conservative", "aggressive"] = "aggressive"
+    #: when the opponent acted first in a round (after the pre-flop): "round_start" re-solves
+    #: from the round's start with its action in the tree and the warm start there (the
+    #: opponent's choice, bluffs included, is part of the re-solve); "current" re-solves at
+    #: the state faced with the conservative warm start (DeepStack's)
+    opponent_first: Literal["round_start", "current"] = "round_start"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.weight < 1.0:
+            raise ConfigError(f"bot.hunl.warm_start.weight: {self.weight} is not in [0, 1)")
+
+
+@dataclass(frozen=True)
+class HoldemModels:
+    turn_net: str = "models/holdem/turn.pt"
+    flop_net: str = "models/holdem/flop.pt"
+    aux_net: str = "models/holdem/preflop-aux.pt"
+    turn_buckets: str = "models/holdem/buckets-turn.npz"
+    flop_buckets: str = "models/holdem/buckets-flop.npz"
+    preflop_checkdown: str = "models/holdem/preflop-checkdown.npz"
+
+
+@dataclass(frozen=True)
+class HoldemBotConfig:
+    """Continual re-solving in heads-up no-limit hold'em (DeepStack's sparse lookahead trees)."""
+
+    algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
+    preflop: StreetConfig = field(default_factory=lambda: StreetConfig(300, "checkdown"))
+    flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
+    turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
+    river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
+    #: the opponent's values at the start of a street after a depth-limited one (what the
+    #: re-solving gadget holds it to): "leaf" (the depth limit's own values: check-down or a
+    #: network's) or "solve" (the new street solved from its start with both ranges at the
+    #: leaf: agent/chance_solve.py)
+    street_start_values: Literal["leaf", "solve"] = "leaf"
+    models: HoldemModels = field(default_factory=HoldemModels)
+    #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used
+    #: only when it was made by the same settings, models and code, and rewritten at match end
+    preflop_cache: str | None = None
+
+
+@dataclass(frozen=True)
+class TimeConfig:
+    """The dealer's time rules (ACPC competition defaults) and how much of them we plan to use;
+    every decision of the DeepStack bot, in any game, is budgeted from them."""
+
+    #: average allowance per hand over the match
+    t_per_hand_ms: int = 7000
+    #: per reply, and per hand
+    t_response_ms: int = 600_000
+    t_hand_ms: int = 600_000
+    #: fraction of the allowance banked (the rest covers I/O and other programs) and of each share used
+    safety: float = 0.7
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    time: TimeConfig = field(default_factory=TimeConfig)
+    leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc.pt"))
+    leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit.pt"))
+    hunl: HoldemBotConfig = field(default_factory=HoldemBotConfig)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything ``deepstack play`` and friends read from ``config.yaml``."""
+
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    seed: int = 0
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+    client: ClientConfig = field(default_factory=ClientConfig)
+    bot: BotConfig = field(default_factory=BotConfig)
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin in (tuple, list):
+        return f"list of {_type_name(typing.get_args(tp)[0])}"
+    return "null" if tp is type(None) else getattr(tp, "__name__", str(tp))
+
+
+def _convert(value: Any, tp: Any, where: str) -> Any:
+    """``value`` checked against (and converted to) the annotation ``tp``."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+        return _build(tp, value, where)
+    if origin is Literal:
+        if value not in typing.get_args(tp):
+            raise ConfigError(f"{where}: {value!r} is not one of {_type_name(tp)}")
+        return value
+    if origin in (Union, types.UnionType):
+        for option in typing.get_args(tp):
+            try:
+                return _convert(value, option, where)
+            except ConfigError:
+                continue
+        raise ConfigError(f"{where}: {value!r} is not {_type_name(tp)}")
+    if origin in (tuple, list):
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {type(value).__name__}")
+        item_type = typing.get_args(tp)[0]
+        items = [_convert(v, item_type, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if tp is type(None):
+        if value is not None:
+            raise ConfigError(f"{where}: expected null")
+        return None
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported setting type {tp!r}")  # a bug in the dataclasses
+
+
+def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+    kwargs = {k: _convert(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    return cls(**kwargs)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<config>") -> Config:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping")
+    try:
+        return _build(Config, data, "")
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read and validate ``config.yaml``: ``path``, else ``$DEEPSTACK_CONFIG``, else the shipped one."""
+    if path is None and os.environ.get("DEEPSTACK_CONFIG"):
+        path = os.environ["DEEPSTACK_CONFIG"]
+    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    if not path.is_file():
+        if path == DEFAULT_CONFIG_PATH:
+            return Config()  # installed without the file: built-in defaults are the file's defaults
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return config_from_dict(data or {}, str(path))

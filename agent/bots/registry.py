@@ -1,0 +1,39 @@
+"""The registry of bots by name, used by ``deepstack play`` and ``deepstack match``."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from agent.bots.baselines import CallBot, RaiseBot, RandomBot
+from agent.bots.config import Config, load_config
+from protocol.bot import Bot
+from protocol.gamedef import Game
+
+
+def _deepstack(game: Game, config: Config, seed: int | None) -> Bot:
+    from agent.bots.deepstack import DeepStackBot
+
+    return DeepStackBot(game, config, seed)
+
+
+BotFactory = Callable[[Game, Config, "int | None"], Bot]
+
+_REGISTRY: dict[str, BotFactory] = {
+    "call": lambda game, config, seed: CallBot(),
+    "raise": lambda game, config, seed: RaiseBot(),
+    "random": lambda game, config, seed: RandomBot(seed),
+    "deepstack": _deepstack,
+}
+
+
+def bot_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def make_bot(name: str, game: Game, config: Config | None = None, seed: int | None = None) -> Bot:
+    """A fresh bot called ``name`` for ``game``; ValueError naming the known bots otherwise."""
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(bot_names())}") from None
+    return factory(game, config if config is not None else load_config(), seed)

@@ -1,0 +1,7 @@
+"""``python -m agent.cli``: the ``deepstack`` command without the installed script."""
+
+import sys
+
+from agent.cli.main import main
+
+sys.exit(main())

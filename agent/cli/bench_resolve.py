@@ -1,0 +1,74 @@
+"""``deepstack bench resolve``: think time per street of the DeepStack bot in real play.
+
+The decision points are those of a fixed, seeded match on loopback through our dealer
+(the bot against ``random``, which reaches every street, facing both small and all-in
+bets), so every run times the same decisions on the current device. Rows
+``resolve.preflop|flop|turn|river``: ``value`` = mean seconds per decision, ``p95_s``, the
+number of decisions, the match's corrected actions and failed decisions of the bot, and
+DeepStack's GTX 1080 times next to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agent.bots.config import ConfigError, load_config
+from agent.evaluation.match import decision_think_times, run_match
+from agent.solver.resolve import pick_device
+from protocol.gamedef import load_game
+
+STREETS = ("preflop", "flop", "turn", "river")
+#: DeepStack (Science 2017, GTX 1080): mean think time per action
+DEEPSTACK_S = {"preflop": 0.2, "flop": 5.9, "turn": 5.5, "river": 2.1}
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="deepstack bench resolve", description=__doc__.split("\n\n")[0])
+    p.add_argument("--hands", type=int, default=20, help="hands of the fixed match (default 20, both seatings: 40)")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+    p.add_argument("--log-dir", default=None, help="keep the match logs here (default: a temporary folder)")
+    args = p.parse_args(argv)
+    if args.hands <= 0:
+        print("deepstack bench resolve: error: --hands must be positive", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"deepstack bench resolve: error: {exc}", file=sys.stderr)
+        return 2
+    from protocol.logs import configure_logging
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log_dir = Path(args.log_dir or tmp)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        configure_logging("warning", log_dir / "bots.jsonl")
+        report = run_match(load_game("hunl"), "hunl", args.hands, ["deepstack", "random"], seed=args.seed, duplicate=True,
+                           log_dir=log_dir, bot_config=config)
+        if not report.ok:
+            print("deepstack bench resolve: error: the match did not finish (see the dealer log)", file=sys.stderr)
+            return 1
+        times = decision_think_times(log_dir / "bots.jsonl", STREETS)
+        failed = (log_dir / "bots.jsonl").read_text().count('"decision_failed"')
+        corrections = report.corrections(0)
+    device = pick_device(config.device).type
+    for street in STREETS:
+        t = np.array(times[street])
+        if not len(t):
+            continue
+        row: dict[str, Any] = {
+            "bench": f"resolve.{street}", "value": float(f"{t.mean():.6g}"), "unit": "s", "impl": "ours", "device": device,
+            "threads": torch.get_num_threads(), "p95_s": float(f"{np.percentile(t, 95):.6g}"), "decisions": int(len(t)),
+            "hands": 2 * args.hands, "seed": args.seed, "deepstack_gtx1080_s": DEEPSTACK_S[street],
+            "corrections": corrections, "decisions_failed": failed,
+        }
+        print(json.dumps(row), flush=True)
+    return 0

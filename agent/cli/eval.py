@@ -1,0 +1,499 @@
+"""``deepstack eval``: measured strength. Exact exploitability and policy export (Leduc)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from agent.bots.config import ConfigError, load_config
+from agent.nets.manifest import ModelError
+from protocol.gamedef import GameDefError, load_game
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate a bot (exploitability, policy export, LBR, AIVAT)", description="Evaluation tools.")
+    evsub = p.add_subparsers(dest="eval_command", required=True, metavar="TOOL")
+    for name, helptext in (
+        ("exploitability", "exact exploitability of the continual re-solving agent (Leduc)"),
+        ("export-policy", "write the agent's full strategy as JSON (Leduc)"),
+    ):
+        q = evsub.add_parser(name, help=helptext, description=helptext + ": the agent is queried at every public "
+                             "state for all private cards, exactly as it plays through continual re-solving.")
+        q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
+        q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent (deepstack)")
+        q.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+        q.add_argument("--iterations", type=int, default=None, help="CFR iterations per re-solve (default: config)")
+        q.add_argument("--exact", action="store_true", help="ignore the value network: solve round 2 exactly")
+        q.add_argument("--json", action="store_true", help="print a JSON object")
+        if name == "export-policy":
+            q.add_argument("--out", required=True, help="output JSON file")
+        q.set_defaults(func=run_eval)
+    q = evsub.add_parser(
+        "lbr",
+        help="local best response against a bot (lower bound on its exploitability)",
+        description="LBR plays against the bot through the bot's exposed strategy (its range tracked by Bayes' "
+        "rule, its fold probabilities asked at hypothetical bets), with the check-down assumption. "
+        "Settings per round: f c p a or 56, e.g. fc/fc/fc/fc, c/c/fcpa/fcpa, c/c/56/56, c/56/fc/fc (Leduc: fcp/fcp). "
+        "Reports LBR's realised win rate and two unbiased estimates of it with less variance (showdowns averaged over "
+        "LBR's range for the bot; AIVAT). Resumable (chunks in --out), parallel over processes.",
+    )
+    q.add_argument("--game", required=True)
+    q.add_argument("--bot", default="deepstack", choices=["deepstack", "call", "random", "equilibrium"])
+    q.add_argument("--hands", type=int, required=True)
+    q.add_argument("--setting", required=True, help="LBR actions per round, e.g. fc/fc/fc/fc")
+    q.add_argument("--config", default=None)
+    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of the bot (default: config)")
+    q.add_argument("--workers", type=int, default=1)
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--out", default=None, help="folder for resumable chunks and the result")
+    q.add_argument("--chunk", type=int, default=50,
+                   help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=run_lbr_cli)
+    q = evsub.add_parser(
+        "aivat",
+        help="a bot's winnings against an opponent: raw, duplicate and AIVAT estimates (Leduc)",
+        description="Plays HANDS hands between two bots whose strategies are known (pairs of hands with the same "
+        "cards and seats swapped) and reports raw, duplicate and AIVAT estimates with 95% intervals. AIVAT's "
+        "control variates are the values of an equilibrium of the full game (exact, Leduc games).",
+    )
+    q.add_argument("--game", required=True)
+    q.add_argument("--bot", default="deepstack", choices=["deepstack", "call", "random", "equilibrium"])
+    q.add_argument("--opponent", default="random", choices=["deepstack", "call", "random", "equilibrium"])
+    q.add_argument("--hands", type=int, required=True)
+    q.add_argument("--config", default=None)
+    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of a deepstack bot (default: config)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=run_aivat_cli)
+    q = evsub.add_parser(
+        "aivat-log",
+        help="raw, duplicate and AIVAT estimates from a recorded match (any game, any opponent)",
+        description="Reads a folder written by deepstack match --log-dir (dealer logs and the bot's decisions in "
+        "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95% intervals. AIVAT corrects "
+        "the board cards and the player's own decisions (its logged action probabilities), never the opponent's: "
+        "unbiased against any opponent. Value functions: check-down values with both hands known; at the player's "
+        "decisions, optionally its own re-solve's values of each action, as logged in bots.jsonl (--action-values bot).",
+    )
+    q.add_argument("source", help="a match --log-dir folder")
+    q.add_argument("--player", default="deepstack", help="whose winnings (default deepstack)")
+    q.add_argument("--decisions", default=None, help="the player's decision log (default: SOURCE/bots.jsonl)")
+    q.add_argument("--action-values", default="checkdown", choices=["checkdown", "bot"],
+                   help="control variates at the player's decisions: check-down values with both hands known (default: "
+                   "the lower variance, measured) or the bot's logged re-solve values (check-down where a decision has none)")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=run_aivat_log_cli)
+    q = evsub.add_parser(
+        "plot",
+        help="PNG pictures of a match or LBR run: winnings with 95%% bands, think time per street",
+        description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
+        "--out and writes OUT/winnings.png (cumulative winnings and running win rate with 95% bands; the duplicate "
+        "estimate when both seatings are there) and OUT/think.png (think time per decision by street).",
+    )
+    q.add_argument("source", help="match log folder or LBR output folder")
+    q.add_argument("--out", required=True, help="folder for the PNG files")
+    q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
+    q.add_argument("--game", default=None, help="game (default: from the dealer log header)")
+    q.add_argument("--limit-ms", type=float, default=7000.0, help="dealer's per-hand average to draw (default 7000)")
+    q.add_argument("--grid", action="append", default=None, metavar="LINE",
+                   help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision)")
+    q.add_argument("--config", default=None, help="config for --grid (default: the shipped config.yaml)")
+    q.set_defaults(func=run_plot_cli)
+
+
+def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.ndarray]:
+    """``(game, players, hand ids, values [hands, players])`` of an ACPC dealer log.
+
+    The dealer lists the values and names of each hand in that hand's seat order, which
+    alternates between hands; here every column is one player (named in ``players``, the order
+    of the first hand) on every row."""
+    game, players, hands, values = "", (), [], []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if line.startswith("# name/game/hands/seed"):
+            parts = line.split()
+            game = parts[3] if len(parts) > 3 else ""
+        if not line.startswith("STATE:"):
+            continue
+        fields = line.split(":")
+        try:
+            hand = int(fields[1])
+            by_seat = [float(x) for x in fields[-2].split("|")]
+            names = tuple(fields[-1].split("|"))
+            if len(names) != len(by_seat) or len(set(names)) != len(names):
+                raise ValueError
+        except (IndexError, ValueError):
+            raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}") from None
+        players = players or names
+        if set(names) != set(players):
+            raise ValueError(f"{path}:{number}: players {', '.join(names)} (the log began with {', '.join(players)})")
+        hands.append(hand)
+        values.append([by_seat[names.index(p)] for p in players])
+    if not values:
+        raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
+    return game, players, hands, np.array(values)
+
+
+def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict[str, np.ndarray], int]:
+    """``(game, series, matches)``: one player's winnings per hand (chips) from dealer logs of one
+    match or several pooled in one folder: each seating's hands one after another, and the
+    duplicate values (the mean of a deal in both seatings) of every log and its ``.swapped`` twin.
+    ``player`` defaults to the first player of the first log."""
+    game_name = ""
+    by_seating: dict[str, list[float]] = {}
+    per_match: dict[str, list[dict[int, float]]] = {}
+    for path in logs:
+        game_name, names, hands, values = read_dealer_log(path)
+        player = player or names[0]
+        if player not in names:
+            raise ValueError(f"{path}: no player named {player!r} (players: {', '.join(names)})")
+        col = values[:, names.index(player)]
+        swapped = path.stem.endswith(".swapped")
+        seating = "swapped" if swapped else f"seat {names.index(player) + 1}"  # its seat in the first hand
+        by_seating.setdefault(seating, []).extend(col)
+        per_match.setdefault(path.stem.removesuffix(".swapped"), []).append(dict(zip(hands, col)))
+    series = {f"{player} ({label})": np.array(v) for label, v in by_seating.items()}
+    duplicate = []
+    for pair in per_match.values():
+        if len(pair) == 2:
+            duplicate += [(pair[0][h] + pair[1][h]) / 2 for h in sorted(set(pair[0]) & set(pair[1]))]
+    if duplicate:
+        series[f"{player} duplicate"] = np.array(duplicate)
+    return game_name, series, len(per_match)
+
+
+def run_plot_cli(args: argparse.Namespace) -> int:
+    from agent.evaluation.plots import think_times_png, winnings_png
+
+    source, out = Path(args.source), Path(args.out)
+    try:
+        if not source.is_dir():
+            raise ValueError(f"{source}: not a folder (give a match --log-dir or an LBR --out folder)")
+        series: dict[str, np.ndarray] = {}
+        game_name, pooled = "", ""
+        lbr = sorted(source.glob("lbr-[0-9]*.json"))
+        logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
+        if lbr:
+            values = [v for p in lbr for v in json.loads(p.read_text())]
+            # result.json is written when a run ends, run.json when it starts (a stopped run has only that)
+            described = [source / name for name in ("result.json", "run.json") if (source / name).exists()]
+            result = json.loads(described[0].read_text()) if described else {}
+            game_name = result.get("game", args.game or "")
+            if not (args.game or game_name):
+                raise ValueError(f"{source}: neither result.json nor run.json names the game: give --game")
+            series[f"LBR vs {result.get('bot', 'bot')}"] = np.array(values)
+            for prefix, label in (("expected", "showdowns over the bot's range"), ("aivat", "AIVAT")):
+                kept = [p.with_name(f"{prefix}-" + p.name.split("-", 1)[1]) for p in lbr]
+                if all(p.exists() for p in kept):  # folders written before they were kept have none
+                    series[label] = np.array([v for p in kept for v in json.loads(p.read_text())])
+        elif logs:
+            game_name, series, matches = match_series(logs, args.player)
+            pooled = f", {matches} matches" if matches > 1 else ""
+        else:
+            raise ValueError(f"{source}: no dealer logs (*.log) or LBR chunks (lbr-*.json) in it")
+        game = load_game(args.game or game_name)
+        unit = float(game.big_blind)
+    except (OSError, GameDefError, ValueError, json.JSONDecodeError) as exc:
+        print(f"deepstack eval plot: error: {exc}", file=sys.stderr)
+        return 2
+    written = []
+    path = out / "winnings.png"
+    winnings_png(path, series, unit, title=f"{source.name} ({game.name}{pooled})")
+    written.append(path)
+    decisions = source / "bots.jsonl"
+    if decisions.exists():
+        streets = ["pre-flop", "flop", "turn", "river"] if game.num_rounds == 4 else [f"round {r + 1}" for r in range(game.num_rounds)]
+        from agent.evaluation.match import decision_think_times
+
+        by_street = {k: [1000.0 * t for t in v] for k, v in decision_think_times(decisions, streets).items()}
+        by_street = {k: v for k, v in by_street.items() if v}
+        if by_street:
+            path = out / "think.png"
+            think_times_png(path, {k: np.array(v) for k, v in by_street.items()}, limit_ms=args.limit_ms, title="think time per decision")
+            written.append(path)
+    for line in args.grid or []:
+        try:
+            path = out / f"grid-{line or 'first'}.png"
+            strategy_grid_for_line(game, args.game or game_name, line, args.config, path)
+        except (ValueError, ModelError, ConfigError) as exc:
+            print(f"deepstack eval plot: error: grid for {line!r}: {exc}", file=sys.stderr)
+            return 2
+        written.append(path)
+    for p in written:
+        print(p)
+    return 0
+
+
+def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | None, path: Path) -> None:
+    """13x13 grids of the DeepStack bot's strategy at the end of a pre-flop betting line (e.g.
+    ``""`` for the first decision, ``"r300"`` facing a raise), for every hand it may hold
+    there (continual re-solving from the start of the hand; weights: its range)."""
+    from agent.evaluation.plots import strategy_grids_png
+    from agent.evaluation.policies import ProviderFactory
+    from agent.solver.ranges import grid
+    from agent.cli.solve import action_name
+    from protocol.matchstate import MatchStateError, parse_matchstate
+
+    if game.deck_size != 52:
+        raise ValueError("13x13 grids are for hold'em")
+    if "/" in line:
+        raise ValueError("grids are drawn for pre-flop lines only (no '/')")
+    try:
+        final = parse_matchstate(f"MATCHSTATE:0:0:{line}:AsKs|", game).state
+    except MatchStateError as exc:
+        raise ValueError(f"bad betting line: {exc.reason}") from None
+    if final.finished or final.round != 0 or final.current_player is None:
+        raise ValueError("the line must end at a pre-flop decision")
+    me = final.current_player
+    provider = ProviderFactory(game_name, "deepstack", config_path)()
+    provider.start_hand(me)
+    state = parse_matchstate("MATCHSTATE:0:0::AsKs|", game).state
+    for action in final.round_actions:
+        if state.current_player == me:
+            provider.strategy(state)
+            provider.commit(state, action)
+        state = state.apply(action)
+        provider.observe(state)
+    actions, probs = provider.strategy(state)
+    weights = provider.resolver.memory.our_range  # type: ignore[attr-defined]
+    grids = {action_name(state, a): grid(probs[i], weights) for i, a in enumerate(actions)}
+    who = "small blind" if me == 1 else "big blind"
+    strategy_grids_png(path, grids, title=f"DeepStack bot, {who} to act after '{line or '(first decision)'}'")
+
+
+def run_aivat_cli(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from agent.evaluation.aivat import ProfileValue, run_aivat
+    from agent.evaluation.policies import ProviderFactory
+
+    try:
+        game = load_game(args.game)
+        if game.deck_size > 12:
+            raise ValueError(f"{args.game}: AIVAT's exact equilibrium values are available for Leduc games only")
+        if args.hands < 2:
+            raise ValueError("--hands must be at least 2")
+        ours = ProviderFactory(args.game, args.bot, args.config, args.iterations)()
+        opponent = ProviderFactory(args.game, args.opponent, args.config, args.iterations)()
+        reference = ProviderFactory(args.game, "equilibrium", iterations=1000)()
+    except (GameDefError, ConfigError, ModelError, ValueError) as exc:
+        print(f"deepstack eval aivat: error: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    bar = tqdm(total=args.hands, desc=f"{args.bot} vs {args.opponent}", unit="hand", disable=args.json)
+    result = run_aivat(game, ours, opponent, ProfileValue(ours.space, [reference, reference]), args.hands, seed=args.seed,
+                       progress=bar.update)
+    bar.close()
+    scale = 1000.0 / game.big_blind
+    out = {"game": args.game, "bot": args.bot, "opponent": args.opponent, "hands": args.hands, "unit": "mbb/g",
+           **_estimates_json(result, scale), "seconds": round(time.perf_counter() - start, 1)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _print_estimates(result, scale)
+    return 0
+
+
+def _estimates_json(result: dict, scale: float) -> dict:
+    """Estimates by name (spaces made underscores) in mbb/g, for --json."""
+    return {name.replace(" ", "_"): est.to_dict(scale) for name, est in result.items()}
+
+
+def _print_estimates(result: dict, scale: float) -> None:
+    for name, est in result.items():
+        print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+
+
+def run_aivat_log_cli(args: argparse.Namespace) -> int:
+    from agent.evaluation.aivat_log import log_aivat
+
+    source = Path(args.source)
+    try:
+        if not source.is_dir():
+            raise ValueError(f"{source}: not a folder (give a match --log-dir)")
+        logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
+        if not logs:
+            raise ValueError(f"{source}: no dealer logs in it")
+        game_name = read_dealer_log(logs[0])[0]
+        game = load_game(game_name)
+        decisions = Path(args.decisions) if args.decisions else source / "bots.jsonl"
+        start = time.perf_counter()
+        result, tally = log_aivat(game, logs, args.player, decisions, args.action_values)
+    except (GameDefError, ValueError, OSError) as exc:
+        print(f"deepstack eval aivat-log: error: {exc}", file=sys.stderr)
+        return 2
+    scale = 1000.0 / game.big_blind
+    out = {"game": game_name, "player": args.player, "logs": [p.name for p in logs], "unit": "mbb/g",
+           **_estimates_json(result, scale), "chance_corrections": tally.chance_events,
+           "action_corrections": tally.action_events, "action_corrections_bot_values": tally.bot_value_events,
+           "decisions_not_corrected": tally.unmatched_decisions,
+           "seconds": round(time.perf_counter() - start, 1)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _print_estimates(result, scale)
+        print(f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
+              f"({tally.bot_value_events} with the bot's own values; {tally.unmatched_decisions} decisions without "
+              "a logged strategy: not corrected)")
+    return 0
+
+
+def check_lbr_run(out: Path, run: dict) -> None:
+    """Chunks in ``out`` are only resumed by the run that wrote them: a folder records its game,
+    bot, setting, seed, bot settings and way of dealing, and another run is refused once chunks
+    are there (mixing settings would silently average two different experiments)."""
+    path = out / "run.json"
+    has_chunks = out.is_dir() and any(out.glob("lbr-[0-9]*.json"))
+    if has_chunks and not path.exists():
+        raise ValueError(f"{out}: holds LBR chunks but no run.json, so which run wrote them and how it dealt is unknown; "
+                         "use another --out")
+    if has_chunks:
+        try:
+            stored = json.loads(path.read_text())
+        except ValueError as exc:
+            raise ValueError(f"{path}: unreadable ({exc})") from exc
+        if "deals" in run and "deals" not in stored:
+            raise ValueError(
+                f"{out}: its run.json records no 'deals' (written before 25dadef), so its chunks may have been dealt the old "
+                "way (before 1eb3959 the cards shared the chunk's random stream) and new chunks would not pair with them. "
+                "Use another --out (a folder whose chunks were all written at or after 1eb3959 resumes after adding "
+                '"deals": "per-hand" to its run.json)'
+            )
+        diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if stored.get(k) != v]
+        if diff:
+            raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run, indent=1))
+
+
+def run_lbr_cli(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
+    from agent.evaluation.match import estimate
+    from agent.evaluation.policies import ProviderFactory
+
+    try:
+        game = load_game(args.game)
+        setting = LBRSetting.parse(args.setting, game.num_rounds)
+        factory = ProviderFactory(args.game, args.bot, args.config, args.iterations)
+        if args.chunk < 1:
+            raise ValueError(f"--chunk must be at least 1, not {args.chunk}")
+        factory()  # fail now (bad model, bad bot) rather than in a worker
+        out = Path(args.out) if args.out else None
+        if out is not None:
+            check_lbr_run(out, {"game": args.game, "bot": args.bot, "setting": args.setting, "seed": args.seed,
+                                "config": args.config, "iterations": args.iterations, "deals": DEAL_SCHEME})
+    except (GameDefError, ConfigError, ModelError, ValueError) as exc:
+        print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    queries: list[FoldQuery] = []
+    estimates: dict[str, list[float]] = {}
+    bar = None
+    try:
+        # the bar starts at the hands already played, so its rate and time left are this run's
+        bar = tqdm(total=args.hands, initial=resumed_hands(out, args.hands, args.chunk), desc=f"LBR vs {args.bot}",
+                   unit="hand", disable=args.json)
+        values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
+                         chunk=args.chunk, progress=bar.update, queries=queries, estimates=estimates,
+                         progress_resumed=False)
+    except ValueError as exc:  # unreadable or overlapping chunks in --out
+        if bar is not None:
+            bar.close()
+        print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
+        return 2
+    bar.close()
+    est = estimate(values, game.big_blind)
+    result = {
+        "game": args.game, "bot": args.bot, "setting": args.setting, "hands": len(values),
+        "lbr_mbb_g": est.mean, "ci95_mbb_g": est.half_width, "seconds": round(time.perf_counter() - start, 1),
+    }
+    # the same hands, estimated with less variance (unbiased; agent.evaluation.lbr.HandResult says how)
+    for name, per_hand in estimates.items():
+        e = estimate(per_hand, game.big_blind)
+        result.update({f"{name}_mbb_g": e.mean, f"{name}_ci95_mbb_g": e.half_width})
+    # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
+    result["bot_fold"] = fold_summary(queries, game.num_rounds)
+    if out is not None:
+        (out / "result.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
+    if not args.json:
+        labels = {"range_expected": "showdowns averaged over the bot's range",
+                  "aivat": "and the luck of the cards and of the bot's sampling removed (AIVAT)"}
+        for name, per_hand in estimates.items():
+            print(f"  the same hands, {labels[name]}: {estimate(per_hand, game.big_blind)}")
+        for name, kinds in result["bot_fold"].items():
+            for kind, row in kinds.items():
+                print(f"  {name} {kind} bets: the bot folds {row['mean_fold']:.1%} (a bluff gains above "
+                      f"{row['bluff_breakeven']:.1%}; {row['queries']} queries)")
+                for label, words in (("lbr_led", "LBR leading the round"), ("after_bot", "after the bot's check or bet")):
+                    if f"{label}_queries" in row:
+                        print(f"    {words}: {row[f'{label}_mean_fold']:.1%} (above "
+                              f"{row[f'{label}_bluff_breakeven']:.1%}; {row[f'{label}_queries']} queries)")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from agent.bots.deepstack import leduc_settings
+    from agent.resolving.continual import ContinualResolver
+    from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
+    from agent.solver.handspace import HandSpace
+    from agent.solver.tree import FCPA
+
+    tool = f"deepstack eval {args.eval_command}"
+    try:
+        game = load_game(args.game)
+        config = load_config(args.config)
+    except (GameDefError, ConfigError) as exc:
+        print(f"{tool}: error: {exc}", file=sys.stderr)
+        return 2
+    if not (game.num_rounds == 2 and game.deck_size == 6):
+        print(f"{tool}: error: exact evaluation is for Leduc games; {args.game} is too large (use deepstack eval lbr)", file=sys.stderr)
+        return 2
+    bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
+    if args.iterations is not None:
+        bot_cfg = replace(bot_cfg, iterations=args.iterations)
+    if args.exact:
+        bot_cfg = replace(bot_cfg, value_net=None)
+    space = HandSpace(game)
+    device = "cpu" if config.device == "auto" else config.device
+    try:
+        settings = leduc_settings(game, space, bot_cfg, device)
+    except ModelError as exc:
+        print(f"{tool}: error: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    profile = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings), progress=not args.json)
+    if args.eval_command == "export-policy":
+        n = export_policy(profile, Path(args.out))
+        print(f"wrote {n} information sets to {args.out}")
+        return 0
+    e = profile_exploitability(profile)
+    unit = game.big_blind
+    result = {
+        "game": args.game,
+        "bot": args.bot,
+        "value_net": bot_cfg.value_net,
+        "iterations": bot_cfg.iterations,
+        "exploitability_chips": e["exploitability"],
+        "exploitability_mbb_g": 1000 * e["exploitability"] / unit,
+        "game_value_p0": e["value0"],
+        "resolves": profile.resolves,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"{args.game}: exploitability {e['exploitability']:.5f} chips/game = {result['exploitability_mbb_g']:.2f} mbb/g "
+            f"({'exact round 2' if bot_cfg.value_net is None else bot_cfg.value_net}, {bot_cfg.iterations} iterations per re-solve, "
+            f"{profile.resolves} re-solves, {result['seconds']} s)"
+        )
+    return 0

@@ -1,0 +1,486 @@
+"""``deepstack``: the one command-line entry point; each subcommand has ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from agent.bots.registry import bot_names, make_bot
+from agent.bots.config import ConfigError, load_config
+from agent.nets.manifest import ModelError
+from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
+from protocol.logs import configure_logging
+
+GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"
+
+
+def _load_game_or_exit(text: str) -> Game:
+    try:
+        return load_game(text)
+    except GameDefError as exc:
+        raise SystemExit(f"deepstack: error: {exc}") from None
+
+
+# ---------------------------------------------------------------------- play
+def _add_play(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("play", help="play a match against an ACPC dealer", description="Connect to an ACPC dealer and play until it closes the connection.")
+    p.add_argument("--game", default="hunl", help=GAME_HELP + " (default hunl)")
+    p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays (default deepstack)")
+    p.add_argument("--host", default="127.0.0.1", help="dealer host (default 127.0.0.1)")
+    p.add_argument("--port", type=int, required=True, help="the seat's port printed by the dealer")
+    p.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices (default: config)")
+    p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
+    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: config)")
+    p.add_argument("--log-json", default=None, help="also write JSON-lines logs to this file")
+    p.set_defaults(func=_run_play)
+
+
+def _run_play(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"deepstack play: error: {exc}", file=sys.stderr)
+        return 2
+    if args.device is not None:
+        from dataclasses import replace
+
+        config = replace(config, device=args.device)
+    configure_logging(config.logging.level, args.log_json or config.logging.json_path)
+    game = _load_game_or_exit(args.game)
+    seed = args.seed if args.seed is not None else config.seed
+    try:
+        bot = make_bot(args.bot, game, config, seed=seed)
+    except (ValueError, ModelError) as exc:
+        print(f"deepstack play: error: {exc}", file=sys.stderr)
+        return 2
+    from protocol.client import play
+
+    try:
+        summary = play(game, bot, args.host, args.port, connect_timeout=config.client.connect_timeout_s)
+    except ConnectionError as exc:
+        print(f"deepstack play: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"deepstack play: error: connection to {args.host}:{args.port} failed: {exc}", file=sys.stderr)
+        return 1
+    print(summary.line(), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------------- match
+def _add_match(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "match",
+        help="run a local match between two bots through our dealer",
+        description="Start the dealer and both seats on loopback (real TCP) and report the result. "
+        "A seat is a built-in bot (" + ", ".join(bot_names()) + ") or 'cmd:' + a command line "
+        "with {host} and {port} placeholders (run without a shell).",
+    )
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("hands", type=int, help="number of hands (per seating with --duplicate)")
+    p.add_argument("bot1", help="seat 1")
+    p.add_argument("bot2", help="seat 2")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deal (default 0)")
+    p.add_argument("--duplicate", action="store_true", help="play every deal twice with the seats swapped")
+    p.add_argument("--log-dir", default="runs/match", help="where the dealer logs go (default runs/match)")
+    p.add_argument("--t_response", type=int, default=600_000, help="dealer limit: ms per response")
+    p.add_argument("--t_hand", type=int, default=600_000, help="dealer limit: ms per player per hand")
+    p.add_argument("--t_per_hand", type=int, default=7_000, help="dealer limit: average ms per hand")
+    p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
+    p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
+    p.add_argument("--start-timeout", type=float, default=600.0,
+                   help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' DeepStack seat "
+                   "solves its first states before it connects, up to minutes on a loaded CPU)")
+    p.set_defaults(func=_run_match)
+
+
+def _run_match(args: argparse.Namespace) -> int:
+    from agent.evaluation.match import run_match
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"deepstack match: error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging("warning", Path(args.log_dir) / "bots.jsonl")
+    game = _load_game_or_exit(args.game)
+    if args.hands <= 0:
+        print("deepstack match: error: HANDS must be positive", file=sys.stderr)
+        return 2
+    try:
+        report = run_match(
+            game,
+            args.game,
+            args.hands,
+            [args.bot1, args.bot2],
+            seed=args.seed,
+            duplicate=args.duplicate,
+            log_dir=Path(args.log_dir),
+            t_response_ms=args.t_response,
+            t_hand_ms=args.t_hand,
+            t_per_hand_ms=args.t_per_hand,
+            deck=args.deck,
+            bot_config=config,
+            connect_timeout_s=args.start_timeout,
+        )
+    except (ValueError, ModelError) as exc:
+        print(f"deepstack match: error: {exc}", file=sys.stderr)
+        return 2
+    for line in report.summary_lines():
+        print(line)
+    print(f"logs: {Path(args.log_dir).resolve()}")
+    return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------------- dealer
+def _add_dealer(sub: argparse._SubParsersAction) -> None:
+    sub.add_parser(
+        "dealer",
+        help="an ACPC-compatible dealer (same arguments as the ACPC dealer)",
+        add_help=False,
+    )
+
+
+def _run_dealer(argv: Sequence[str]) -> int:
+    from protocol.dealer import main as dealer_main
+
+    return dealer_main(argv)
+
+
+# ---------------------------------------------------------------------- generate / train
+def _add_generate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "generate",
+        help="generate training situations for a value network",
+        description="Random situations (board, pot, R(S,p) ranges) at the start of a round, solved by the "
+        "re-solver; written as resumable shards (an interrupted run continues where it stopped; more "
+        "--situations extend a folder; a folder made with other settings is refused).",
+    )
+    p.add_argument("--game", required=True, help=GAME_HELP)
+    p.add_argument("--round", type=int, default=None, help="round at whose start situations are made (default 1)")
+    p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
+                   help="hold'em: the network's street: turn (situations at the start of the turn, solved to the end), "
+                        "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
+                        "preflop-aux (end of the pre-flop: the flop network averaged over the flops)")
+    p.add_argument("--turn-net", default=None, help="--street flop: the turn network (default: models/holdem/turn.pt)")
+    p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
+    p.add_argument("--aux-flops", type=int, default=None,
+                   help="--street preflop-aux: flops averaged per situation (default all 22100; fewer: a seeded sample)")
+    p.add_argument("--situations", type=int, required=True, help="number of situations")
+    p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
+    p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
+    p.add_argument("--algorithm", default="dcfr", choices=["cfr+", "dcfr", "dcfr+", "hybrid"],
+                   help="CFR variant of the solves (default dcfr)")
+    p.add_argument("--dcfr", default=None, metavar="ALPHA,BETA,GAMMA",
+                   help="DCFR's regret discounts and averaging exponent for --algorithm dcfr / dcfr+ (default 1.5,-inf,4: "
+                        "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
+                        "what data made before this option was solved with)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                   help="where the solves run (default auto: CUDA when present, else the CPU)")
+    p.add_argument("--batch", default="auto", metavar="N|auto",
+                   help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
+                        "one at a time on the CPU, on a GPU as many as half its free memory holds)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--ray-address", default=None,
+                   help="solve the shards as Ray tasks (needs the 'ray' extra): 'local' (a Ray instance on this "
+                        "machine, all cores), 'auto' (the cluster this machine is part of) or ray://HOST:PORT")
+    p.add_argument("--ray-cpus", type=int, default=None, help="with --ray-address local: CPUs to use (default all)")
+    p.set_defaults(func=_run_generate)
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from agent.training.datagen import DataFolderError, GenerateSpec, generate
+
+    game = _load_game_or_exit(args.game)
+    next_net = None
+    if args.street is not None:
+        if game.deck_size <= 12 or args.round is not None:
+            print("deepstack generate: error: --street is for hold'em games and replaces --round", file=sys.stderr)
+            return 2
+        from agent.bots.config import HoldemModels
+
+        args.round = {"turn": 2, "flop": 1, "preflop-aux": 0}[args.street]
+        if args.street == "flop":
+            next_net = args.turn_net or HoldemModels().turn_net
+        elif args.street == "preflop-aux":
+            next_net = args.flop_net or HoldemModels().flop_net
+        if next_net is not None:
+            from agent.training.datagen import load_next_net
+            from agent.nets.manifest import ModelError
+
+            try:  # fail now, not in the first shard
+                load_next_net(next_net, "turn" if args.street == "flop" else "flop")
+            except ModelError as exc:
+                print(f"deepstack generate: error: {exc}", file=sys.stderr)
+                return 2
+    if (args.turn_net and args.street != "flop") or ((args.flop_net or args.aux_flops) and args.street != "preflop-aux"):
+        print("deepstack generate: error: --turn-net is for --street flop, --flop-net and --aux-flops for --street preflop-aux", file=sys.stderr)
+        return 2
+    if args.aux_flops is not None and not 0 < args.aux_flops <= 22100:
+        print("deepstack generate: error: --aux-flops must be in 1..22100", file=sys.stderr)
+        return 2
+    if args.round is None:
+        args.round = 1
+    if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
+        print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
+        return 2
+    from agent.training.datagen import GENERATE_DCFR, is_hand_level, parse_batch, parse_dcfr
+    from agent.solver.resolve import SpotError, pick_device
+
+    try:
+        alpha, beta, gamma = GENERATE_DCFR if args.dcfr is None else parse_dcfr(args.dcfr)
+    except ValueError as exc:
+        print(f"deepstack generate: error: --dcfr: {exc}", file=sys.stderr)
+        return 2
+    try:
+        batch = parse_batch(args.batch)
+    except ValueError as exc:
+        print(f"deepstack generate: error: --batch: {exc}", file=sys.stderr)
+        return 2
+    try:  # a Ray cluster's workers pick their own device from auto; Leduc's tiny solves run best on the CPU
+        if is_hand_level(game) and args.device == "auto":
+            device = "cpu"
+        else:
+            device = args.device if args.ray_address is not None else pick_device(args.device).type
+    except SpotError as exc:
+        print(f"deepstack generate: error: --device: {exc}", file=sys.stderr)
+        return 2
+    spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size,
+                        seed=args.seed, iterations=args.iterations, algorithm=args.algorithm, next_net=next_net,
+                        aux_flops=args.aux_flops, dcfr_alpha=alpha, dcfr_beta=beta, dcfr_gamma=gamma, device=device,
+                        batch=batch)
+    try:
+        if args.ray_address is not None:
+            from agent.training.cluster import ClusterError, generate_on_ray
+
+            try:
+                stats = generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
+            except ClusterError as exc:
+                print(f"deepstack generate: error: {exc}", file=sys.stderr)
+                return 1
+        else:
+            stats = generate(spec, Path(args.out))
+    except DataFolderError as exc:
+        print(f"deepstack generate: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # --out not a folder, no space left, ...
+        print(f"deepstack generate: error: cannot write to {args.out}: {exc} (shards already written are kept; "
+              "the same command resumes)", file=sys.stderr)
+        return 1
+    print(f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s ({stats['situations_per_s']:.2f}/s) into {args.out}")
+    return 0
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a value network on generated data and export it as TorchScript",
+        description="Adam with a learning-rate drop, a validation split, the best epoch kept, a loss curve PNG; "
+        "exports OUT/NAME.pt (TorchScript) and records it in the model manifest.",
+    )
+    p.add_argument("--game", required=True, help=GAME_HELP + " (hand-level networks: leduc, leduc-limit)")
+    p.add_argument("--data", required=True, nargs="+", metavar="DIR",
+                   help="folder(s) of shards from deepstack generate; several folders are pooled in the order given (which "
+                   "fixes the validation split); they must be data of one network and hold different situations: generate "
+                   "more with another --seed")
+    p.add_argument("--out", required=True, help="output folder (e.g. models/leduc)")
+    p.add_argument("--name", required=True, help="model name in the manifest")
+    p.add_argument("--epochs", type=int, default=200)
+    p.add_argument("--batch-size", type=int, default=1000)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lr-late", type=float, default=1e-4)
+    p.add_argument("--lr-drop-epoch", type=int, default=150)
+    p.add_argument("--hidden", type=int, default=500)
+    p.add_argument("--layers", type=int, default=7)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
+                   help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes)")
+    p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
+    p.set_defaults(func=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from agent.solver.handspace import HandSpace
+    from agent.training.train import TrainSpec, train
+
+    game = _load_game_or_exit(args.game)
+    spec = TrainSpec(
+        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_late=args.lr_late, lr_drop_epoch=args.lr_drop_epoch,
+        hidden=args.hidden, layers=args.layers, seed=args.seed,
+    )
+    try:
+        if game.deck_size <= 12:
+            space = HandSpace(game)
+            stats = train(
+                [Path(d) for d in args.data], Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
+                canonical_space=space,
+            )
+        else:
+            from agent.bots.deepstack import _checked_file
+            from agent.nets.buckets import BucketTable, PreflopClasses
+            from agent.bots.config import HoldemModels
+            from agent.nets.encoding import SituationEncoder
+
+            if args.street not in ("turn", "flop", "preflop-aux"):
+                raise ValueError("hold'em networks need --street turn, flop or preflop-aux")
+            if args.street == "preflop-aux":
+                if args.buckets:
+                    raise ValueError("--buckets: the auxiliary network's buckets are the 169 pre-flop classes")
+                table, buckets_file = PreflopClasses(), None
+            else:
+                buckets_file = args.buckets or (HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets)
+                table = BucketTable.load(_checked_file(buckets_file))
+            stats = train(
+                [Path(d) for d in args.data], Path(args.out), buckets=table.num_buckets, extra=0, spec=spec, model_name=args.name,
+                encoder=SituationEncoder(table, float(sum(game.stack))), extra_manifest={"street": args.street, "buckets_file": buckets_file},
+            )
+    except (FileNotFoundError, ValueError, ModelError) as exc:
+        print(f"deepstack train: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # --out not a folder, no space left, ...
+        print(f"deepstack train: error: cannot write to {args.out}: {exc}", file=sys.stderr)
+        return 1
+    print(f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} ({int(stats['situations'])} situations)")
+    return 0
+
+
+# ---------------------------------------------------------------------- buckets
+def _add_buckets(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "buckets",
+        help="build the hold'em card abstraction (flop and turn buckets) and the pre-flop check-down matrix",
+        description="k-means with earth mover's distance over equity histograms of random boards' hands "
+        "(flop and turn), and the Monte-Carlo pre-flop check-down matrix; written to --out with manifest entries.",
+    )
+    p.add_argument("--street", choices=["flop", "turn", "preflop", "all"], default="all")
+    p.add_argument("--buckets", type=int, default=1000, help="clusters per street (default 1000)")
+    p.add_argument("--boards", type=int, default=400, help="random boards whose hands are clustered (default 400)")
+    p.add_argument("--sample", type=int, default=100_000, help="hands sampled for k-means (default 100000)")
+    p.add_argument("--iterations", type=int, default=20, help="k-means iterations (default 20)")
+    p.add_argument("--bins", type=int, default=50, help="equity histogram bins (default 50)")
+    p.add_argument("--preflop-boards", type=int, default=10_000, help="random boards of the pre-flop matrix")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="models/holdem", help="output folder (default models/holdem)")
+    p.set_defaults(func=_run_buckets)
+
+
+def _run_buckets(args: argparse.Namespace) -> int:
+    from agent.nets.buckets import fit_buckets
+    from agent.leaves.equity_matrix import preflop_matrix, save_preflop
+    from agent.nets.manifest import register_model
+
+    out = Path(args.out)
+    command = "deepstack " + " ".join(sys.argv[1:])
+    for street in ("flop", "turn"):
+        if args.street not in (street, "all"):
+            continue
+        table, stats = fit_buckets(
+            street, args.buckets, args.boards, bins=args.bins, sample=args.sample, iterations=args.iterations,
+            seed=args.seed, progress=lambda m, s=street: print(f"{s}: {m}", file=sys.stderr),
+        )
+        path = out / f"buckets-{street}.npz"
+        table.save(path)
+        register_model(path, name=f"buckets-{street}", kind="buckets", street=street, buckets=args.buckets, bins=args.bins,
+                       boards=args.boards, hands_clustered=int(stats["hands"]), mean_emd=stats["mean_emd"], command=command,
+                       seconds=stats["seconds"])
+        print(f"{street}: {args.buckets} buckets from {int(stats['hands'])} hands, mean EMD {stats['mean_emd']:.4f}, {stats['seconds']:.0f} s -> {path}")
+    if args.street in ("preflop", "all"):
+        import time
+
+        start = time.perf_counter()
+        matrix = preflop_matrix(args.preflop_boards, seed=args.seed)
+        path = out / "preflop-checkdown.npz"
+        save_preflop(matrix, path, args.preflop_boards)
+        register_model(path, name="preflop-checkdown", kind="checkdown-matrix", boards=args.preflop_boards, command=command,
+                       seconds=time.perf_counter() - start)
+        print(f"pre-flop check-down matrix from {args.preflop_boards} boards -> {path}")
+    return 0
+
+
+# ---------------------------------------------------------------------- solve / bench
+def _add_solve(sub: argparse._SubParsersAction) -> None:
+    from agent.cli.solve import add_parser
+
+    add_parser(sub)
+
+
+def _add_eval(sub: argparse._SubParsersAction) -> None:
+    from agent.cli.eval import add_parser
+
+    add_parser(sub)
+
+
+BENCHES = {
+    "solver": "agent.cli.solve:bench_main",
+    "native": "native.bench:main",
+    "generate": "agent.cli.bench_generate:main",
+    "resolve": "agent.cli.bench_resolve:main",
+    "parity": "agent.cli.bench_parity:main",
+}
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="benchmarks, printed as JSON lines",
+        description="Run a benchmark suite: " + ", ".join(BENCHES) + ". Each prints one JSON object per "
+        "measurement (bench, value, unit, impl, device, threads, ...). 'deepstack bench SUITE --help' "
+        "lists the suite's options.",
+    )
+    p.add_argument("suite", choices=sorted(BENCHES), help="which benchmarks")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="options of the suite")
+    p.set_defaults(func=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    module, _, func = BENCHES[args.suite].partition(":")
+    return int(getattr(importlib.import_module(module), func)(list(args.options)))
+
+
+# ---------------------------------------------------------------------- main
+_ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_play,
+    _add_match,
+    _add_dealer,
+    _add_solve,
+    _add_buckets,
+    _add_generate,
+    _add_train,
+    _add_eval,
+    _add_bench,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deepstack",
+        description="DeepStack for ACPC poker: play, run matches, solve, train and evaluate.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in _ADDERS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = " ".join(argv[:2] if argv and argv[0] in ("eval", "bench") else argv[:1])
+    try:
+        if command == "dealer":
+            return _run_dealer(argv[1:])
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except OSError as exc:
+        # what the machine refused (an output path that is a file, no permission, no space):
+        # one line naming the path, not a traceback; commands handle what they can resume
+        print(f"deepstack {command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

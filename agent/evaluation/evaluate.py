@@ -1,0 +1,135 @@
+"""Exact evaluation of the continual re-solving agent in small games (Leduc).
+
+The agent is asked for its strategy at every public state where it acts, for every
+private hand at once, exactly as it would compute it in a match: by continual
+re-solving from the root along that public path (its range and the opponent values are
+carried down the tree, copied at every branch). The resulting full strategy is then
+evaluated with an exact best response on the whole game tree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from agent.solver.cfr import Solver, Variant, exploitability
+from agent.resolving.continual import ContinualResolver, HandMemory
+from agent.solver.handspace import HandSpace
+from agent.solver.lookahead import Lookahead, compile_lookahead
+from agent.solver.tree import BetSizing, NodeKind, build_tree
+from native.cards import cards_to_str
+from protocol.state import ActionKind, HandState
+
+
+@dataclass
+class AgentProfile:
+    """The agent's complete strategy (both seats) on the game tree of ``lookahead``."""
+
+    lookahead: Lookahead
+    strategy: torch.Tensor  # [M, A, H]
+    resolves: int
+
+
+def agent_profile(
+    space: HandSpace,
+    sizing: tuple[BetSizing, ...],
+    make_resolver: Callable[[], ContinualResolver],
+    progress: bool = False,
+) -> AgentProfile:
+    game = space.game
+    root = build_tree(HandState.initial(game), list(sizing))
+    la = compile_lookahead(root, space, np.arange(space.size), torch.device("cpu"), torch.float64)
+    strategy = torch.zeros(len(la.dec_rows), la.num_actions, space.size, dtype=torch.float64)
+    dec_index = {int(r): m for m, r in enumerate(la.dec_rows)}
+    children = {r: la.children_of(r) for r in range(la.num_rows)}
+    resolves = 0
+    bar = tqdm(total=int((la.dec_actor >= 0).sum()), desc="agent decisions", disable=not progress)
+
+    for position in (0, 1):
+        resolver = make_resolver()
+        resolver.start_hand(position)
+        assert resolver.memory is not None
+
+        def visit(row: int, memory: HandMemory) -> None:
+            nonlocal resolves
+            node = la.nodes[row]
+            board = la.boards[int(la.row_board[row])]
+            state = node.state.with_board(board)
+            if node.kind is NodeKind.CHANCE:
+                for child in children[row]:
+                    resolver.memory = memory.copy()
+                    child_state = la.nodes[child].state.with_board(la.boards[int(la.row_board[child])])
+                    resolver.observe(child_state)
+                    visit(child, resolver.memory)
+                return
+            if node.kind is not NodeKind.DECISION:
+                return
+            if node.player != position:
+                for child in children[row]:
+                    visit(child, memory)
+                return
+            resolver.memory = memory.copy()
+            decision = resolver.decide(state)
+            resolves += 0 if decision.cached else 1
+            bar.update(1)
+            m = dec_index[row]
+            after = resolver.memory.copy()
+            for a, (action, child) in enumerate(zip(node.actions, children[row])):
+                if action not in decision.actions:
+                    raise RuntimeError(f"the agent's tree lacks action {action} at {state.betting_string()}")
+                strategy[m, a] = torch.as_tensor(decision.strategy[decision.actions.index(action)])
+                resolver.memory = after.copy()
+                resolver.act(decision, action)
+                visit(child, resolver.memory)
+
+        visit(0, resolver.memory.copy())
+    bar.close()
+    valid_rows = torch.stack([torch.as_tensor(space.valid(la.boards[int(la.row_board[int(r)])])) for r in la.dec_rows])
+    strategy = strategy * valid_rows.unsqueeze(1)
+    return AgentProfile(la, strategy, resolves)
+
+
+def profile_exploitability(profile: AgentProfile) -> dict[str, float]:
+    """Exact best-response values against the agent's full strategy (chips per game)."""
+    la = profile.lookahead
+    solver = Solver(la, Variant())
+    size = la.num_hands
+    reach = torch.full((2, size), 1.0 / size, dtype=torch.float64)
+    strategy = profile.strategy.clone()
+    totals = strategy.sum(dim=1, keepdim=True)
+    uniform = la.dec_valid.unsqueeze(2).to(strategy.dtype) / la.dec_valid.sum(dim=1).view(-1, 1, 1)
+    strategy = torch.where(totals > 0, strategy / totals.clamp(min=1e-30), uniform)
+    return exploitability(solver, reach, strategy)
+
+
+def export_policy(profile: AgentProfile, path: str | Path) -> int:
+    """Write ``"<private>|<board or ->|<betting>" -> {action: probability}`` JSON; returns #infosets."""
+    la = profile.lookahead
+    space = la.space
+    out: dict[str, dict[str, float]] = {}
+    for m, row in enumerate(la.dec_rows.tolist()):
+        node = la.nodes[row]
+        board = la.boards[int(la.row_board[row])]
+        valid = space.valid(board)
+        betting = node.state.betting_string()
+        for h in range(space.size):
+            if not valid[h]:
+                continue
+            probs = profile.strategy[m, : len(node.actions), h].numpy()
+            total = probs.sum()
+            probs = probs / total if total > 0 else np.full(len(probs), 1 / len(probs))
+            key = f"{space.label(h)}|{cards_to_str(board) if board else '-'}|{betting}"
+            entry: dict[str, float] = {}
+            for action, p in zip(node.actions, probs):
+                name = "r" if action.kind is ActionKind.RAISE and space.game.is_limit else str(action)
+                entry[name] = float(p)
+            out[key] = entry
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(out, indent=1, sort_keys=True))
+    return len(out)

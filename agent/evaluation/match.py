@@ -1,0 +1,279 @@
+"""Local matches: our dealer plus two seats on loopback, over real TCP.
+
+A seat is a built-in bot (run in this process by the protocol client, in its own thread)
+or ``cmd:`` followed by a command line with ``{host}`` and ``{port}`` placeholders, run as
+a separate process without a shell. With ``duplicate`` every deal is played twice with
+the seats swapped, and the per-deal average is the duplicate estimate.
+"""
+
+from __future__ import annotations
+
+import json
+
+import math
+import shlex
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from agent.bots.registry import bot_names, make_bot
+from agent.bots.config import Config
+from protocol.client import ClientSummary, play
+from protocol.dealer import (
+    DEFAULT_T_HAND_MS,
+    DEFAULT_T_PER_HAND_MS,
+    DEFAULT_T_RESPONSE_MS,
+    Dealer,
+    DealerConfig,
+    DealerResult,
+    SeatStats,
+    format_value,
+)
+from protocol.gamedef import DeckConvention, Game
+from protocol.logs import get_logger
+
+log = get_logger("match")
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """One seat: a built-in bot name, or a command line (``cmd:...``)."""
+
+    text: str
+    bot: str | None = None
+    command: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.bot if self.bot else Path(self.command[0]).name
+
+
+def parse_seat(text: str) -> SeatSpec:
+    if text.startswith("cmd:"):
+        args = tuple(shlex.split(text[4:]))
+        if not args:
+            raise ValueError(f"seat {text!r}: empty command after 'cmd:'")
+        if not any("{port}" in a for a in args):
+            raise ValueError(f"seat {text!r}: the command must contain a {{port}} placeholder")
+        return SeatSpec(text=text, command=args)
+    if text not in bot_names():
+        raise ValueError(f"unknown bot {text!r}; known bots: {', '.join(bot_names())}, or cmd:COMMAND")
+    return SeatSpec(text=text, bot=text)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Mean and 95% confidence half-width of a per-hand quantity, in mbb/g."""
+
+    mean: float
+    half_width: float
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.1f} ± {self.half_width:.1f} mbb/g"
+
+
+def estimate(values: Sequence[float], unit: float) -> Estimate:
+    """mbb/g (``unit`` chips = one big blind) with a normal 95% confidence interval."""
+    n = len(values)
+    if n == 0:
+        return Estimate(0.0, math.inf, 0)
+    scaled = [1000.0 * v / unit for v in values]
+    mean = sum(scaled) / n
+    var = sum((x - mean) ** 2 for x in scaled) / (n - 1) if n > 1 else math.inf
+    return Estimate(mean, 1.96 * math.sqrt(var / n), n)
+
+
+@dataclass
+class MatchReport:
+    game: Game
+    names: tuple[str, str]
+    results: list[DealerResult] = field(default_factory=list)
+    clients: list[list[ClientSummary | None]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.results) and all(r.ok for r in self.results)
+
+    def seat1_values(self) -> list[float]:
+        """Per-hand value of the first bot (seat 1 of the first match), all matches pooled."""
+        vals = [v[0] for v in self.results[0].hand_values]
+        if len(self.results) > 1:
+            vals += [v[1] for v in self.results[1].hand_values]
+        return vals
+
+    def duplicate_values(self) -> list[float]:
+        """Per-deal average of the first bot's value over the two seatings."""
+        a, b = self.results[0].hand_values, self.results[1].hand_values
+        return [(x[0] + y[1]) / 2 for x, y in zip(a, b)]
+
+    def summary_lines(self) -> list[str]:
+        unit = self.game.big_blind
+        lines = []
+        for r in self.results:
+            names = self.names if r is self.results[0] else self.names[::-1]
+            s = "|".join(format_value(seat.total) for seat in r.seats)
+            lines.append(f"SCORE:{s}:{'|'.join(names)}" if r.ok else f"ABORTED: {r.error}")
+        if not self.ok:
+            return lines
+        bot1 = self.names[0]
+        hands = sum(r.hands_played for r in self.results)
+        lines.append(f"hands: {hands}")
+        lines.append(f"{bot1} (seat 1): {estimate(self.seat1_values(), unit)}")
+        if len(self.results) == 2:
+            lines.append(f"{bot1} duplicate: {estimate(self.duplicate_values(), unit)} over {len(self.duplicate_values())} deals")
+        for i, name in enumerate(self.names):
+            stats = [self._stats_of(name_index=i, r=r) for r in self.results]
+            decisions = sum(s.decisions for s in stats)
+            think_ms = sum(s.think_us for s in stats) / 1000.0
+            per_hand = think_ms / hands if hands else 0.0
+            corrections = sum(s.corrections for s in stats)
+            lines.append(
+                f"{name}: mean think {think_ms / decisions if decisions else 0.0:.2f} ms/decision, "
+                f"{per_hand:.2f} ms/hand, corrected actions {corrections}"
+            )
+        return lines
+
+    def _stats_of(self, name_index: int, r: DealerResult) -> SeatStats:
+        seat = name_index if r is self.results[0] else 1 - name_index
+        return r.seats[seat]
+
+    def corrections(self, name_index: int) -> int:
+        return sum(self._stats_of(name_index, r).corrections for r in self.results)
+
+
+def _seat_names(specs: Sequence[SeatSpec]) -> tuple[str, str]:
+    a, b = specs[0].label, specs[1].label
+    if a == b:
+        return f"{a}-1", f"{b}-2"
+    return a, b
+
+
+def run_single(
+    game: Game,
+    game_label: str,
+    hands: int,
+    specs: Sequence[SeatSpec],
+    names: Sequence[str],
+    seed: int,
+    log_dir: Path,
+    match_name: str,
+    t_response_ms: int = DEFAULT_T_RESPONSE_MS,
+    t_hand_ms: int = DEFAULT_T_HAND_MS,
+    t_per_hand_ms: int = DEFAULT_T_PER_HAND_MS,
+    deck: DeckConvention = "high",
+    host: str = "127.0.0.1",
+    connect_timeout_s: float = 600.0,
+    bot_config: Config | None = None,
+) -> tuple[DealerResult, list[ClientSummary | None]]:
+    """One match through our dealer; returns the dealer's result and the built-in seats' summaries."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    dealer_config = DealerConfig(
+        match_name=match_name,
+        game=game,
+        game_label=game_label,
+        hands=hands,
+        seed=seed,
+        names=tuple(names),
+        host=host,
+        t_response_ms=t_response_ms,
+        t_hand_ms=t_hand_ms,
+        t_per_hand_ms=t_per_hand_ms,
+        start_timeout_ms=int(connect_timeout_s * 1000),
+        log_dir=log_dir,
+        quiet=True,
+        deck=deck,
+    )
+    err_path = log_dir / f"{match_name}.dealer.err"
+    summaries: list[ClientSummary | None] = [None] * len(specs)
+    procs: list[subprocess.Popen[bytes]] = []
+    threads: list[threading.Thread] = []
+    # built before the dealer starts: a bot that cannot start (bad model, bad config) stops us here
+    bots = {i: make_bot(spec.bot, game, bot_config, seed=seed * 2 + i) for i, spec in enumerate(specs) if spec.bot is not None}
+    with open(err_path, "w", encoding="ascii") as err, open(log_dir / f"{match_name}.dealer.out", "w") as out:
+        dealer = Dealer(dealer_config, out=out, err=err)
+        ports = dealer.open()
+        result_box: list[DealerResult] = []
+        dealer_thread = threading.Thread(target=lambda: result_box.append(dealer.run()), name="dealer", daemon=True)
+        dealer_thread.start()
+        for i, spec in enumerate(specs):
+            if spec.bot is not None:
+                bot = bots[i]
+
+                def seat_main(i: int = i, bot=bot) -> None:
+                    try:
+                        summaries[i] = play(game, bot, host, ports[i], connect_timeout=connect_timeout_s)
+                    except OSError as exc:  # the dealer went away (an aborted match): its log says why
+                        log.warning("seat_disconnected", seat=i + 1, error=str(exc))
+                    except Exception:
+                        log.exception("seat_failed", seat=i + 1)
+
+                t = threading.Thread(target=seat_main, name=f"seat{i + 1}", daemon=True)
+                t.start()
+                threads.append(t)
+            else:
+                argv = [a.replace("{host}", host).replace("{port}", str(ports[i])) for a in spec.command]
+                seat_log = open(log_dir / f"{match_name}.seat{i + 1}.log", "wb")
+                try:
+                    procs.append(subprocess.Popen(argv, stdout=seat_log, stderr=subprocess.STDOUT))
+                except OSError as exc:
+                    seat_log.close()
+                    dealer.close()
+                    raise ValueError(f"seat {i + 1}: cannot start {argv[0]!r}: {exc}") from None
+                seat_log.close()
+        dealer_thread.join()
+        for t in threads:
+            t.join(timeout=30)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return result_box[0], summaries
+
+
+def run_match(
+    game: Game,
+    game_label: str,
+    hands: int,
+    seats: Sequence[str],
+    seed: int = 0,
+    duplicate: bool = False,
+    log_dir: Path | str = "runs/match",
+    **options: object,
+) -> MatchReport:
+    """Play ``hands`` hands (twice, seats swapped, with ``duplicate``) and collect the results."""
+    specs = [parse_seat(s) for s in seats]
+    if len(specs) != 2:
+        raise ValueError("a match needs exactly two seats")
+    names = _seat_names(specs)
+    log_dir = Path(log_dir)
+    report = MatchReport(game=game, names=names)
+    base = f"{game.name}.{names[0]}.vs.{names[1]}.s{seed}"
+    result, summaries = run_single(game, game_label, hands, specs, names, seed, log_dir, base, **options)  # type: ignore[arg-type]
+    report.results.append(result)
+    report.clients.append(summaries)
+    if duplicate and result.ok:
+        result, summaries = run_single(
+            game, game_label, hands, specs[::-1], names[::-1], seed, log_dir, base + ".swapped", **options  # type: ignore[arg-type]
+        )
+        report.results.append(result)
+        report.clients.append(summaries)
+    return report
+
+
+def decision_think_times(decisions_log: Path, streets: Sequence[str]) -> dict[str, list[float]]:
+    """Seconds per decision by street (``streets[round]``) from the bots' JSON-lines log
+    (``bots.jsonl`` of a match folder); cached answers included, other lines skipped."""
+    out: dict[str, list[float]] = {s: [] for s in streets}
+    for line in decisions_log.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") == "decision" and "think_ms" in event and 0 <= int(event.get("street", -1)) < len(streets):
+            out[streets[int(event["street"])]].append(float(event["think_ms"]) / 1000.0)
+    return out

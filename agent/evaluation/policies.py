@@ -1,0 +1,162 @@
+"""Bots that expose their whole strategy: for any state they may face, the probability of
+each action for every hand they might hold. Local best response (LBR) and AIVAT need this;
+the DeepStack bot computes it anyway (a re-solve gives the strategy of every hand).
+
+A provider is driven through one hand: ``start_hand``, then ``strategy`` (ask, without
+committing) and ``commit`` (the action actually taken) on its turns, ``observe`` on the
+other events.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from agent.resolving.continual import ContinualResolver
+from agent.solver.handspace import HandSpace
+from agent.solver.resolve import Solution
+from protocol.state import CALL, Action, HandState
+
+
+class StrategyProvider(ABC):
+    space: HandSpace
+
+    def start_hand(self, position: int) -> None:
+        self.position = position
+
+    @abstractmethod
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        """Actions and ``[actions, hands]`` probabilities at ``state`` (this provider to act)."""
+
+    def commit(self, state: HandState, action: Action) -> None:
+        """The provider took ``action`` at ``state``."""
+
+    def observe(self, state: HandState) -> None:
+        """Any other state of the hand (opponent actions, new cards)."""
+
+
+class CallProvider(StrategyProvider):
+    def __init__(self, space: HandSpace) -> None:
+        self.space = space
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        return [CALL], np.ones((1, self.space.size))
+
+
+class RandomProvider(StrategyProvider):
+    """The ``random`` baseline's exact distribution: uniform over :func:`random_actions`."""
+
+    def __init__(self, space: HandSpace) -> None:
+        self.space = space
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        from agent.bots.baselines import random_actions
+
+        actions = random_actions(state)
+        return actions, np.full((len(actions), self.space.size), 1.0 / len(actions))
+
+
+class SolutionProvider(StrategyProvider):
+    """A fixed strategy from a full-game solve (e.g. an equilibrium of Leduc)."""
+
+    def __init__(self, solution: Solution) -> None:
+        self.solution = solution
+        self.space = solution.space
+        la = solution.lookahead
+        self._rows = {la.row_key(int(r)): m for m, r in enumerate(la.dec_rows)}
+        self._strategy = solution.result.average_strategy
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        la = self.solution.lookahead
+        key = (state.betting_string(), tuple(state.board))
+        if key not in self._rows:
+            raise KeyError(f"state {key} is outside the solved tree")
+        m = self._rows[key]
+        node = la.nodes[int(la.dec_rows[m])]
+        return list(node.actions), self.solution.to_space(self._strategy[m, : len(node.actions)])
+
+
+class ResolverProvider(StrategyProvider):
+    """The DeepStack agent: a re-solve at every decision (peeks never change its memory)."""
+
+    def __init__(self, resolver: ContinualResolver) -> None:
+        self.resolver = resolver
+        self.space = resolver.space
+        self._pending = None
+
+    def start_hand(self, position: int) -> None:
+        super().start_hand(position)
+        self.resolver.start_hand(position)
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        assert self.resolver.memory is not None
+        # new cards are real events: catch up before peeking; the opponent actions in ``state``
+        # may be hypothetical (an LBR bet it is only asking about), so they reach the copy only
+        self.resolver.observe_cards(state)
+        saved = self.resolver.memory.copy()
+        decision = self.resolver.decide(state)
+        self.resolver.memory = saved
+        self._pending = (state.betting_string(), tuple(state.board), decision)
+        return decision.actions, decision.strategy
+
+    def commit(self, state: HandState, action: Action) -> None:
+        if self._pending is None or self._pending[:2] != (state.betting_string(), tuple(state.board)):
+            self.strategy(state)
+        assert self._pending is not None
+        self.resolver.observe(state)  # the opponent's actions in ``state`` are real now
+        self.resolver.act(self._pending[2], action)
+        self._pending = None
+
+    def observe(self, state: HandState) -> None:
+        self.resolver.observe(state)
+
+
+class ProviderFactory:
+    """A picklable recipe for a strategy provider (LBR runs it in worker processes)."""
+
+    def __init__(self, game_name: str, bot: str, config_path: str | None = None, iterations: int | None = None) -> None:
+        self.game_name = game_name
+        self.bot = bot
+        self.config_path = config_path
+        self.iterations = iterations
+
+    def __call__(self) -> StrategyProvider:
+        from dataclasses import replace
+
+        from agent.bots.config import load_config
+        from protocol.gamedef import load_game
+
+        game = load_game(self.game_name)
+        space = HandSpace(game)
+        if self.bot == "call":
+            return CallProvider(space)
+        if self.bot == "random":
+            return RandomProvider(space)
+        if self.bot == "equilibrium":
+            from agent.solver.resolve import SolverConfig, solve_ranges
+            from agent.solver.tree import FCPA
+
+            if game.deck_size > 6:
+                raise ValueError("an exact equilibrium is only available for Leduc games")
+            sol = solve_ranges(HandState.initial(game), [space.uniform(), space.uniform()], FCPA,
+                               SolverConfig(iterations=self.iterations or 2000, device="cpu", dtype="float64"))
+            return SolutionProvider(sol)
+        if self.bot == "deepstack":
+            from agent.bots.deepstack import leduc_settings
+
+            config = load_config(self.config_path)
+            if game.deck_size == 6:
+                cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
+                if self.iterations:
+                    cfg = replace(cfg, iterations=self.iterations)
+                return ResolverProvider(ContinualResolver(space, leduc_settings(game, space, cfg, "cpu")))
+            from agent.bots.deepstack import hunl_settings, is_hunl
+
+            if is_hunl(game):
+                hc = config.bot.hunl
+                if self.iterations:
+                    hc = replace(hc, **{s: replace(getattr(hc, s), iterations=self.iterations) for s in ("preflop", "flop", "turn", "river")})
+                return ResolverProvider(ContinualResolver(space, hunl_settings(game, hc, "cpu")))
+            raise ValueError(f"no DeepStack settings for {self.game_name}")
+        raise ValueError(f"unknown bot {self.bot!r} for LBR: call, random, equilibrium (Leduc) or deepstack")

@@ -1,0 +1,168 @@
+"""Depth-limit leaf values for hold'em re-solves.
+
+* :class:`CheckdownLeafValues`: the rest of the hand checked down, from hand-versus-hand
+  check-down matrices (:mod:`agent.leaves.equity_matrix`); needs no network.
+* :class:`BucketNetLeafValues`: DeepStack's networks: at a leaf before the turn (the flop
+  re-solve) the turn network is queried for each of the next cards, with both ranges mapped
+  to that board's buckets; at the end of the pre-flop, the auxiliary network over the 169
+  pre-flop classes. Values come back per bucket, each hand taking its bucket's value.
+
+Both also give the values at one chance outcome below a leaf (:meth:`chance_values`), which
+continual re-solving needs after the cards come.
+"""
+
+from __future__ import annotations
+
+import weakref
+from itertools import combinations
+from math import comb
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from agent.nets.buckets import BucketTable, preflop_classes
+from agent.leaves.snapshot import LeafSnapshot
+from agent.nets.encoding import bucket_ranges, hand_values
+from agent.leaves.equity_matrix import CheckdownMatrices
+from agent.solver.lookahead import LeafInfo, Lookahead
+from agent.nets.valuenet import NetOnDevices
+from native.cards import hands_blocked_by
+from protocol.gamedef import Game
+
+
+class _PerLookahead:
+    """Values prepared once per lookahead (a re-solve calls the leaf function every iteration).
+    Keyed by identity with a weak reference, so a new lookahead at a reused address is not
+    mistaken for an old one; a few are kept."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self._items: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, la: Lookahead, build: Callable[[], Any]) -> Any:
+        item = self._items.get(id(la))
+        if item is not None and item[0]() is la:
+            return item[1]
+        if len(self._items) >= self.size:
+            self._items.clear()
+        value = build()
+        self._items[id(la)] = (weakref.ref(la), value)
+        return value
+
+
+class CheckdownLeafValues:
+    """``value(h) = amount * sum_h' E[h, h'] r_opp(h')`` with the leaf board's check-down matrix."""
+
+    def __init__(self, matrices: CheckdownMatrices) -> None:
+        self.matrices = matrices
+        self._prepared = _PerLookahead()
+
+    def _prepare(self, leaves: LeafInfo, la: Lookahead):
+        return self._prepared.get(la, lambda: self._build(leaves, la))
+
+    def _build(self, leaves: LeafInfo, la: Lookahead):
+        groups = []
+        hands = torch.as_tensor(la.hands)
+        by_board: dict[tuple[int, ...], list[int]] = {}
+        for i, b in enumerate(leaves.boards):
+            by_board.setdefault(tuple(b), []).append(i)
+        for board, idx in by_board.items():
+            e = self.matrices.matrix(board)[hands][:, hands].to(device=la.device, dtype=la.dtype)
+            groups.append((torch.as_tensor(idx, device=la.device), e))
+        amount = torch.as_tensor(leaves.spent.min(axis=1), dtype=la.dtype, device=la.device).unsqueeze(1)
+        return groups, amount
+
+    def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
+        return torch.stack([self.one_player(reach, leaves, la, p) for p in range(2)])
+
+    def one_player(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead, player: int) -> torch.Tensor:
+        """``player``'s ``[L, H]`` values alone: the matrix products are most of a flop or turn
+        re-solve's time, and CFR's alternating updates use one player's values at a time."""
+        groups, amount = self._prepare(leaves, la)
+        out = torch.empty_like(reach[player])
+        for idx, e in groups:
+            out[idx] = reach[1 - player, idx] @ e.T
+        return out.mul_(amount)
+
+    def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
+        e = self.matrices.matrix(tuple(board)).double().numpy()
+        valid = ~hands_blocked_by(board)
+        reach = leaf.reach * valid
+        amount = float(min(leaf.spent))
+        return np.stack([reach[1] @ e.T, reach[0] @ e.T]) * amount * valid
+
+
+class BucketNetLeafValues:
+    """Leaves valued by a bucketed network of the next round (turn network at flop leaves,
+    auxiliary pre-flop network at pre-flop leaves, over its 169 classes)."""
+
+    def __init__(self, net: torch.jit.ScriptModule, game: Game, buckets: BucketTable | None) -> None:
+        self.net = net
+        self._run = NetOnDevices(net)
+        self.game = game
+        self.buckets = buckets  # None: pre-flop classes
+        self.num_buckets = buckets.num_buckets if buckets is not None else 169
+        self._classes = torch.as_tensor(preflop_classes())
+        self._prepared = _PerLookahead()
+
+    def _ids(self, board: tuple[int, ...]) -> torch.Tensor:
+        if self.buckets is None:
+            return self._classes
+        return torch.as_tensor(np.array(self.buckets.assign(board)))
+
+    def _prepare(self, leaves: LeafInfo, la: Lookahead) -> dict:
+        return self._prepared.get(la, lambda: self._build(leaves, la))
+
+    def _build(self, leaves: LeafInfo, la: Lookahead) -> dict:
+        rows, ids, weights = [], [], []
+        hands = torch.as_tensor(la.hands)
+        for i, (board, nxt) in enumerate(zip(leaves.boards, leaves.next_round)):
+            if self.buckets is None:  # pre-flop leaf: the auxiliary network averages the flops itself
+                rows.append(i)
+                ids.append(self._ids(())[hands])
+                weights.append(1.0)
+                continue
+            n_new = self.game.board_cards_through(int(nxt)) - len(board)
+            remaining = [c for c in range(52) if c not in board]
+            w = 1.0 / comb(len(remaining) - 4, n_new)
+            for extra in combinations(remaining, n_new):
+                full = tuple(board) + extra
+                assign = self._ids(full)[hands]
+                rows.append(i)
+                ids.append(assign)
+                weights.append(w)
+        prepared = {
+            "rows": torch.as_tensor(rows, device=la.device),
+            "ids": torch.stack(ids).to(la.device),  # [R, H]
+            "weights": torch.as_tensor(weights, dtype=la.dtype, device=la.device).unsqueeze(1),
+            "pot": torch.as_tensor(leaves.spent.sum(axis=1), dtype=la.dtype, device=la.device),
+        }
+        return prepared
+
+    def _values(self, reach: torch.Tensor, ids: torch.Tensor, pot: torch.Tensor) -> torch.Tensor:
+        """``[2, R, H]`` values for reaches ``[2, R, H]`` with bucket ids ``[R, H]`` and pots ``[R]``."""
+        valid = (ids >= 0).to(reach.dtype)
+        masked = reach * valid
+        mass = masked.sum(dim=2, keepdim=True)
+        b = torch.stack([bucket_ranges(masked[p], ids, self.num_buckets) for p in range(2)])
+        scale = float(sum(self.game.stack))
+        x = torch.cat([(pot / scale).unsqueeze(1), b[0], b[1]], dim=1).float()
+        out = self._run(x).to(reach.dtype)
+        k = self.num_buckets
+        vals = torch.stack([hand_values(out[:, :k], ids), hand_values(out[:, k:], ids)])
+        return vals * pot.view(1, -1, 1) * mass.flip(0) * valid
+
+    def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
+        prep = self._prepare(leaves, la)
+        r = reach.index_select(1, prep["rows"])
+        vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"])) * prep["weights"].unsqueeze(0)
+        out = torch.zeros_like(reach)
+        out.index_add_(1, prep["rows"], vals)
+        return out
+
+    def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
+        ids = self._ids(tuple(board)).unsqueeze(0)
+        reach = torch.as_tensor(leaf.reach).unsqueeze(1)
+        pot = torch.as_tensor([float(sum(leaf.spent))], dtype=torch.float64)
+        return self._values(reach, ids, pot)[:, 0].numpy()

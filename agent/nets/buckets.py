@@ -1,0 +1,164 @@
+"""Card abstraction for the value networks' inputs (DeepStack section 7).
+
+Post-flop hands are grouped by k-means with the earth mover's distance over their equity
+histograms (the distribution, over the next card, of the hand's equity against a random
+hand). For one-dimensional histograms with equal-width bins the EMD is the L1 distance
+between cumulative histograms, so the clustering runs on CDFs with an L1 assignment and a
+mean update. Pre-flop, the 169 strategically distinct classes are lossless. The bot's
+decisions never use buckets: only the network inputs and outputs do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Literal
+
+import numpy as np
+import torch
+
+from agent.solver.ranges import hand_class_cell
+from native.cards import NUM_HOLDEM_HANDS
+
+Street = Literal["flop", "turn"]
+BOARD_SIZE = {"flop": 3, "turn": 4}
+NUM_PREFLOP_CLASSES = 169
+
+
+def preflop_classes() -> np.ndarray:
+    """Class 0..168 of each of the 1326 hands (the cell of the 13x13 grid)."""
+    return np.array([r * 13 + c for r, c in (hand_class_cell(h) for h in range(NUM_HOLDEM_HANDS))], dtype=np.int64)
+
+
+class PreflopClasses:
+    """The 169 lossless pre-flop classes as a bucket table (the auxiliary network's buckets)."""
+
+    street = "preflop"
+    num_buckets = NUM_PREFLOP_CLASSES
+
+    def assign(self, board: tuple[int, ...]) -> np.ndarray:
+        if board:
+            raise ValueError(f"pre-flop classes are for the empty board, got {len(board)} cards")
+        return preflop_classes()
+
+
+def histogram_cdfs(board: tuple[int, ...], bins: int) -> np.ndarray:
+    """``[1326, bins]`` cumulative equity histograms (rows of blocked hands are all zero)."""
+    from native.equity import equity_histograms
+
+    hist = np.asarray(equity_histograms(board, bins), dtype=np.float32)
+    return np.cumsum(hist, axis=1)
+
+
+def nearest(points: torch.Tensor, centroids: torch.Tensor, chunk: int = 8192) -> torch.Tensor:
+    """Index of the L1-nearest centroid of every point."""
+    out = torch.empty(len(points), dtype=torch.long)
+    for i in range(0, len(points), chunk):
+        out[i : i + chunk] = torch.cdist(points[i : i + chunk], centroids, p=1).argmin(dim=1)
+    return out
+
+
+@dataclass
+class BucketTable:
+    """Centroids of one street; assigns every hand of any board of that street to a bucket."""
+
+    street: Street
+    centroids: np.ndarray  # [K, bins] cumulative histograms
+    cache_size: int = 256
+
+    def __post_init__(self) -> None:
+        self._centroids = torch.as_tensor(self.centroids, dtype=torch.float32)
+        self._cache: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
+
+    @property
+    def num_buckets(self) -> int:
+        return int(self.centroids.shape[0])
+
+    @property
+    def bins(self) -> int:
+        return int(self.centroids.shape[1])
+
+    def assign(self, board: tuple[int, ...]) -> np.ndarray:
+        """``[1326]`` bucket of each hand on ``board`` (-1 where the hand is blocked)."""
+        key = tuple(sorted(int(c) for c in board))
+        if len(key) != BOARD_SIZE[self.street]:
+            raise ValueError(f"{self.street} buckets need a {BOARD_SIZE[self.street]}-card board, got {len(key)} cards")
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        cdfs = histogram_cdfs(key, self.bins)
+        valid = cdfs[:, -1] > 0
+        ids = np.full(NUM_HOLDEM_HANDS, -1, dtype=np.int64)
+        ids[valid] = nearest(torch.as_tensor(cdfs[valid]), self._centroids).numpy()
+        ids.setflags(write=False)
+        self._cache[key] = ids
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return ids
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, street=np.array(self.street), centroids=self.centroids.astype(np.float32))
+
+    @classmethod
+    def load(cls, path: Path) -> "BucketTable":
+        from agent.nets.manifest import ModelError
+
+        try:
+            with np.load(path) as z:
+                street = str(z["street"])
+                centroids = z["centroids"]
+        except (OSError, KeyError, ValueError) as exc:
+            raise ModelError(f"{path}: not a bucket table: {exc}") from None
+        if street not in BOARD_SIZE or centroids.ndim != 2:
+            raise ModelError(f"{path}: bucket table with street {street!r} and centroids {centroids.shape}")
+        return cls(street, centroids)  # type: ignore[arg-type]
+
+
+def random_board(street: Street, rng: np.random.Generator) -> tuple[int, ...]:
+    return tuple(int(c) for c in rng.choice(52, BOARD_SIZE[street], replace=False))
+
+
+def fit_buckets(
+    street: Street,
+    buckets: int,
+    boards: int,
+    bins: int = 50,
+    sample: int = 100_000,
+    iterations: int = 20,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[BucketTable, dict[str, float]]:
+    """k-means (EMD) on the histograms of all hands of ``boards`` random boards."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    rows = []
+    for i in range(boards):
+        cdfs = histogram_cdfs(random_board(street, rng), bins)
+        rows.append(cdfs[cdfs[:, -1] > 0])
+        if progress and (i + 1) % 25 == 0:
+            progress(f"histograms: {i + 1}/{boards} boards")
+    data = np.concatenate(rows)
+    if len(data) > sample:
+        data = data[rng.choice(len(data), sample, replace=False)]
+    if buckets > len(data):
+        raise ValueError(f"{buckets} buckets need at least as many hands; only {len(data)} sampled")
+    points = torch.as_tensor(data)
+    centroids = points[torch.as_tensor(rng.choice(len(points), buckets, replace=False))].clone()
+    inertia = float("inf")
+    for it in range(iterations):
+        assign = nearest(points, centroids)
+        counts = torch.bincount(assign, minlength=buckets)
+        sums = torch.zeros_like(centroids).index_add_(0, assign, points)
+        empty = counts == 0
+        centroids = torch.where(empty.unsqueeze(1), centroids, sums / counts.clamp(min=1).unsqueeze(1))
+        if bool(empty.any()):  # restart empty clusters on random points
+            centroids[empty] = points[torch.as_tensor(rng.choice(len(points), int(empty.sum()), replace=False))]
+        inertia = float((points - centroids[assign]).abs().sum(dim=1).mean())
+        if progress:
+            progress(f"k-means iteration {it + 1}/{iterations}: mean EMD {inertia:.4f}")
+    stats = {"hands": float(len(data)), "mean_emd": inertia, "seconds": time.perf_counter() - start}
+    return BucketTable(street, centroids.numpy()), stats

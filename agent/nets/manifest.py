@@ -1,0 +1,120 @@
+"""The model manifest and safe loading of shipped TorchScript networks.
+
+Every shipped network has an entry in ``manifest.json`` (next to it, or ``models/manifest.json``
+for files under ``models/``): sha256, size, network shape, training data size, validation
+loss, date and the command that produced it. Loading checks all of that up front, so a
+missing, truncated or replaced file stops the bot at start-up with one clear message
+instead of failing in the middle of a match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from models import MODELS_DIR
+
+
+class ModelError(RuntimeError):
+    """A model file that cannot be used; the message names the file and the problem."""
+
+
+def code_version() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def manifest_path_for(model_path: Path) -> Path:
+    model_path = model_path.resolve()
+    try:
+        model_path.relative_to(MODELS_DIR)
+        return MODELS_DIR / "manifest.json"
+    except ValueError:
+        return model_path.parent / "manifest.json"
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"models": {}}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable model manifest: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise ModelError(f"{path}: a manifest must be an object with a 'models' mapping")
+    return data
+
+
+def register_model(model_path: Path, name: str, **info: Any) -> Path:
+    """Add or replace the manifest entry of ``model_path``; returns the manifest path."""
+    model_path = Path(model_path).resolve()
+    manifest = manifest_path_for(model_path)
+    data = read_manifest(manifest)
+    data["models"][name] = {
+        "path": str(model_path.relative_to(manifest.parent)),
+        "sha256": sha256_of(model_path),
+        "bytes": model_path.stat().st_size,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "code_version": code_version(),
+        **info,
+    }
+    manifest.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[str, Any]]:
+    """A file of ``models/`` (path relative to the project or absolute) and its manifest entry,
+    after checking that it exists, is listed and has the recorded sha256."""
+    path = Path(path)
+    if not path.is_absolute() and not path.exists():
+        path = MODELS_DIR.parent / path
+    if not path.exists():
+        raise ModelError(f"{path}: model file is missing{missing_hint}")
+    manifest = manifest_path_for(path)
+    entries = read_manifest(manifest)["models"]
+    entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == path.resolve()), None)
+    if entry is None:
+        raise ModelError(f"{path}: not listed in {manifest}; every shipped model needs a manifest entry")
+    digest = sha256_of(path)
+    if digest != entry["sha256"]:
+        raise ModelError(f"{path}: sha256 {digest[:12]}... does not match the manifest ({entry['sha256'][:12]}...): the file is corrupt or was replaced")
+    return path, entry
+
+
+def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tuple[torch.jit.ScriptModule, dict[str, Any]]:
+    """Load a TorchScript value network after checking it against its manifest entry."""
+    path, entry = checked_file(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is our deployment format
+            net = torch.jit.load(str(path), map_location=device)
+    except Exception as exc:  # torch raises several types for bad archives
+        raise ModelError(f"{path}: cannot be loaded as TorchScript: {exc}") from None
+    net.eval()
+    spec = entry.get("net", {})
+    inputs = 1 + 2 * int(spec.get("buckets", 0)) + int(spec.get("extra", 0))
+    try:
+        with torch.no_grad():
+            out = net(torch.zeros(1, inputs, device=device))
+    except Exception as exc:
+        raise ModelError(f"{path}: does not accept {inputs} inputs as its manifest says: {exc}") from None
+    if tuple(out.shape) != (1, 2 * int(spec.get("buckets", 0))):
+        raise ModelError(f"{path}: gives outputs of shape {tuple(out.shape)}, the manifest says {2 * int(spec.get('buckets', 0))}")
+    return net, entry

@@ -1,0 +1,532 @@
+"""Continual re-solving (DeepStack section 2): what the bot keeps between decisions.
+
+Only two vectors survive from one decision to the next: our range and the opponent's
+counterfactual values (both over the hand space). Every decision re-solves the current
+public state from them; then
+
+* our action a: opponent values := the re-solve's values at the child of a;
+  our range := Bayes update with the re-solve strategy for a;
+* chance (new board cards): opponent values := the last re-solve's values for that
+  chance outcome (through the opponent's call that closed the round, if any);
+  our range := zero the hands the new cards block;
+* the opponent's action: nothing for the two vectors (the next re-solve starts from the
+  real state, so an opponent bet outside our abstraction needs no translation); it only
+  sharpens an *estimate* of the opponent's range (Bayes' rule with the opponent's strategy
+  in our last re-solve, the nearest bet size standing in for one outside the tree). When
+  the opponent acted first in a round after the pre-flop, the re-solve starts at the
+  round's start instead, with the opponent's real action added to the tree there (see
+  :meth:`ContinualResolver._round_start`).
+
+The estimate is used for DeepStack's opponent-range warm start at our first action of a
+round (section 3). It matters because the values at a depth limit (check-down values, or a
+network's) promise the opponent more than the next round can take from him: the gadget then
+lets nearly every opponent hand "terminate", nothing our strategy does changes the re-solve's
+value, and the bot checks almost everything (measured: 175 of 181 flops, every river, in a
+match against a calling station). The aggressive warm start makes the opponent follow with
+the estimated range with probability ``warm_start_weight``.
+
+Our range and the opponent values are kept on a common scale: when our range is
+renormalised, the opponent values are divided by the same factor (they are linear in
+our range). A re-solve is boiled down to a :class:`Decision` (strategy, child values,
+chance-outcome values or leaf snapshots) right away, so nothing large is kept between
+decisions and pre-flop decisions can be cached by betting sequence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Callable, Literal, Protocol
+
+import numpy as np
+import torch
+
+from agent.leaves.snapshot import LeafSnapshot
+from agent.solver.cfr import LeafValueFn
+from agent.solver.handspace import HandSpace
+from agent.solver.resolve import Solution, SolverConfig, WarmStart, resolve, solve_ranges
+from agent.solver.tree import BetSizing, NodeKind
+from protocol.state import Action, ActionKind, HandState
+
+
+class ContinualError(RuntimeError):
+    """The state machine was driven with inconsistent states (a bug in the caller)."""
+
+
+class ChanceValueFn(Protocol):
+    """Values ``[2, hands]`` at the start of the next round on ``board`` below a leaf."""
+
+    def __call__(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class StreetSettings:
+    """How to re-solve when the current round is this street."""
+
+    sizing: tuple[BetSizing, ...]
+    config: SolverConfig = SolverConfig()
+    #: the last round inside the lookahead (None: to the end of the game)
+    last_round: int | None = None
+    leaf_values: LeafValueFn | None = None
+    chance_values: ChanceValueFn | None = None
+
+
+@dataclass(frozen=True)
+class ResolveSettings:
+    """Per-round settings (one entry per round of the game; a single entry applies to all)."""
+
+    streets: tuple[StreetSettings, ...]
+    #: opponent-range warm start at our first action of a round (0 = off); "aggressive" when
+    #: no bet is faced (the opponent must follow with the estimate with this probability),
+    #: "conservative" when a bet is faced or in that mode (the gadget deals the estimate mixed in)
+    warm_start_weight: float = 0.0
+    warm_start_mode: Literal["conservative", "aggressive"] = "aggressive"
+    #: when the opponent acted first in a round after the first one (and the warm start is
+    #: on): re-solve from the round's start, the opponent's action in the tree, with the warm
+    #: start there, instead of at the state faced (see :meth:`ContinualResolver._round_start`)
+    from_round_start: bool = False
+    #: decisions kept in the cache (pre-flop decisions only: they repeat every hand); a hold'em
+    #: decision holds ~0.33 MB, and opponents with many bet sizes make many distinct lines, so
+    #: the least recently used ones go (memory stays bounded over long matches)
+    cache_size: int = 256
+
+    def street(self, round_: int) -> StreetSettings:
+        return self.streets[min(round_, len(self.streets) - 1)]
+
+    @classmethod
+    def uniform(cls, sizing: BetSizing, config: SolverConfig, **kw: object) -> "ResolveSettings":
+        return cls(streets=(StreetSettings(sizing=(sizing,), config=config),), **kw)  # type: ignore[arg-type]
+
+
+@dataclass
+class Decision:
+    """What a re-solve said: the strategy for every hand we might hold, and what continual
+    re-solving needs afterwards (opponent values after each action and chance outcome)."""
+
+    state: HandState
+    actions: list[Action]
+    strategy: np.ndarray  # [actions, hands]
+    our_range: np.ndarray  # [hands] the (normalised) range the re-solve started from
+    child_values: np.ndarray  # [actions, 2, hands] average values at each child of the decision
+    #: (action index, through the opponent's call) -> board -> [2, hands] values, or a leaf
+    chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = field(default_factory=dict)
+    iterations: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+    #: betting string -> (actions, [actions, hands]) the opponent's strategy at its decisions
+    #: in this round of the lookahead (for the opponent-range estimate)
+    opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
+    #: [hands] the opponent's reach at the decision compatible with each of our hands (the
+    #: mass the counterfactual values of our hands are weighted by); see :meth:`action_values`
+    opp_mass: np.ndarray | None = None
+
+    def action_values(self, hand: int) -> np.ndarray | None:
+        """``[actions]`` what the re-solve expects ``hand`` to win (chips, counted from the start
+        of the hand) after each action, against the opponent's range at the decision: the
+        counterfactual values of the children divided by the opponent's compatible mass. The
+        control variates of AIVAT at our own actions; None when the opponent cannot hold
+        anything beside ``hand``."""
+        if self.opp_mass is None or not self.opp_mass[hand] > 0:
+            return None
+        me = self.state.current_player
+        return self.child_values[:, me, hand] / float(self.opp_mass[hand])
+
+
+def opponent_mass(solution: Solution, opponent: int) -> np.ndarray:
+    """``[hands of the space]`` the opponent's average reach at our decision that shares no card
+    with each hand (the fold kernels' card-removal sum, on the decision's board)."""
+    la = solution.lookahead
+    reach = solution.result.average_reach[opponent].unsqueeze(0)  # averaged at the decision row
+    board = torch.as_tensor([int(la.row_board[solution.decision_row])], device=la.device)
+    return solution.to_space(la.terminal.fold_mass(reach, board)[0])
+
+
+def opponent_strategies(solution: Solution, opponent: int, depth: int = 1, start: int = 0) -> dict[str, tuple[list[Action], np.ndarray]]:
+    """The opponent's average strategy at its decisions of the round of row ``start``, ``depth``
+    actions below it at most: one is enough, as we re-solve before the opponent acts again.
+    Kept in float32 (pre-flop decisions are cached by the hundred)."""
+    la = solution.lookahead
+    avg = solution.result.average_strategy
+    out: dict[str, tuple[list[Action], np.ndarray]] = {}
+    if avg is None:
+        return out
+    root_round = la.nodes[start].state.round
+    frontier = [start]
+    for _ in range(depth + 1):
+        nxt = []
+        for row in frontier:
+            node = la.nodes[row]
+            if node.kind is not NodeKind.DECISION or node.state.round != root_round:
+                continue
+            if node.player == opponent:
+                m = la.decision_index(row)
+                strategy = solution.to_space(avg[m, : len(node.actions)]).astype(np.float32)
+                out[node.state.betting_string()] = (list(node.actions), strategy)
+            nxt.extend(la.children_of(row))
+        frontier = nxt
+    return out
+
+
+def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
+    """Boil a re-solve down to a :class:`Decision` (for its decision row: the root, or the
+    child of the opponent's action when the re-solve started before it)."""
+    la = solution.lookahead
+    row0 = solution.decision_row
+    actions = list(la.nodes[row0].actions)
+    me = la.nodes[row0].player
+    assert me is not None
+    # only the opponent may act between the root and our decision: our reach is the root's
+    reach0 = solution.to_space(solution.result.root_reach[me])
+    our = reach0 / reach0.sum() if reach0.sum() > 0 else reach0
+    children = la.children_of(row0)
+    child_values = np.stack([solution.values_at(r) for r in children])
+    chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = {}
+    avg_reach = None
+    for i, row in enumerate(children):
+        node = la.nodes[row]
+        paths = [(False, row)]
+        if node.kind is NodeKind.DECISION:
+            call = next((j for j, a in enumerate(node.actions) if a.kind is ActionKind.CALL), None)
+            if call is not None:
+                paths = [(True, la.children_of(row)[call])]
+        for via_call, r in paths:
+            kind = la.nodes[r].kind
+            if kind is NodeKind.CHANCE:
+                chance[(i, via_call)] = {
+                    la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)
+                }
+            elif kind is NodeKind.LEAF:
+                if avg_reach is None:
+                    solution.solver.evaluate(solution.result.root_reach, solution.result.average_strategy)
+                    avg_reach = solution.solver.reach
+                n = la.nodes[r]
+                chance[(i, via_call)] = LeafSnapshot(
+                    reach=solution.to_space(avg_reach[:, r]),
+                    spent=tuple(n.spent),
+                    board=la.boards[int(la.row_board[r])],
+                    next_round=int(n.next_round or 0),
+                )
+    return Decision(
+        state=state,
+        actions=actions,
+        strategy=solution.strategy_at(row0),
+        our_range=our,
+        child_values=child_values,
+        chance=chance,
+        iterations=solution.result.iterations,
+        seconds=seconds,
+        opp_strategies=opponent_strategies(solution, 1 - me, start=row0),
+        opp_mass=opponent_mass(solution, 1 - me).astype(np.float32),
+    )
+
+
+@dataclass
+class HandMemory:
+    position: int
+    our_range: np.ndarray
+    opp_values: np.ndarray
+    #: the last re-solve and our action there (for the chance update)
+    last: Decision | None = None
+    last_action: Action | None = None
+    board_at_last: tuple[int, ...] = ()
+    history: list[str] = field(default_factory=list)
+    #: estimate of the opponent's range (normalised; Bayes' rule with our model of its play)
+    opp_range: np.ndarray | None = None
+    #: the opponent's strategies the estimate is updated with, and the actions already seen
+    opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
+    actions_seen: int = 0
+
+    def copy(self) -> "HandMemory":
+        """An independent copy (decisions are shared: they are never modified)."""
+        return replace(
+            self, our_range=self.our_range.copy(), opp_values=self.opp_values.copy(), history=list(self.history),
+            opp_range=None if self.opp_range is None else self.opp_range.copy(),
+        )
+
+
+class ContinualResolver:
+    """The re-solving state machine for one seat (one hand at a time)."""
+
+    def __init__(self, space: HandSpace, settings: ResolveSettings, cache: bool = True) -> None:
+        self.space = space
+        self.game = space.game
+        self.settings = settings
+        self._root: dict[int, Decision] = {}
+        self._root_values: dict[int, np.ndarray] = {}
+        #: the opponent's strategy at the first state when it acts first (we are not to act)
+        self._root_opp: dict[int, dict[str, tuple[list[Action], np.ndarray]]] = {}
+        self._cache: OrderedDict[tuple, Decision] | None = OrderedDict() if cache else None
+        self.memory: HandMemory | None = None
+        self.clock: Callable[[], float] = time.monotonic
+
+    # ------------------------------------------------------------------ hand life cycle
+    def _root_solve(self, position: int) -> None:
+        """Solve the game's first state from uniform ranges (the same every hand)."""
+        state = HandState.initial(self.game)
+        st = self.settings.street(0)
+        uniform = self.space.uniform(state.board)
+        start = time.perf_counter()
+        sol = solve_ranges(
+            state, [uniform, uniform], self._sizing(st), st.config, space=self.space,
+            last_round=st.last_round, leaf_values=st.leaf_values,
+        )
+        self._root_values[position] = sol.values_at(0)[1 - position]
+        if state.current_player == position:
+            self._root[position] = summarize(sol, state, time.perf_counter() - start)
+        else:
+            self._root_opp[position] = opponent_strategies(sol, 1 - position)
+
+    def prepare(self) -> None:
+        """Solve the game's first state for both positions now (before a match starts), so
+        that no decision of the match pays for it."""
+        for position in range(self.game.num_players):
+            if position not in self._root_values:
+                self._root_solve(position)
+
+    def export_preflop(self) -> dict:
+        """The re-solves that repeat from hand to hand (first states, cached pre-flop
+        decisions), to be saved and given back to :meth:`import_preflop` by a later process."""
+        return {"root": dict(self._root), "root_values": dict(self._root_values), "root_opp": dict(self._root_opp),
+                "cache": list(self._cache.items()) if self._cache is not None else []}
+
+    def import_preflop(self, data: dict) -> None:
+        self._root.update(data["root"])
+        self._root_values.update(data["root_values"])
+        self._root_opp.update(data.get("root_opp", {}))
+        if self._cache is not None:
+            for key, decision in data["cache"][-self.settings.cache_size :]:
+                self._cache[key] = decision
+
+    def start_hand(self, position: int) -> None:
+        if position not in self._root_values:
+            self._root_solve(position)
+        our = self.space.uniform(())
+        self.memory = HandMemory(
+            position=position, our_range=our, opp_values=self._root_values[position].copy(),
+            opp_range=our.copy(), opp_strategies=self._root_opp.get(position, {}),
+        )
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, state: HandState, deadline: float | None = None) -> Decision:
+        """Re-solve ``state`` (our turn) and return the strategy for every hand we might hold.
+
+        ``deadline`` (``time.monotonic()`` seconds) stops the solver early with the best
+        average strategy so far."""
+        mem = self._memory()
+        if state.current_player != mem.position:
+            raise ContinualError(f"decide() called when position {state.current_player} is to act, we are {mem.position}")
+        self._catch_up_opponent(state)
+        self._catch_up_chance(state)
+        key = (mem.position, state.betting_string())
+        cacheable = self._cache is not None and len(state.board) == 0
+        if cacheable and key in self._cache:  # type: ignore[operator]
+            self._cache.move_to_end(key)  # type: ignore[union-attr]
+            decision = replace(self._cache[key], cached=True)  # type: ignore[index]
+        else:
+            decision = self._resolve(state, deadline)
+            if cacheable:
+                assert self._cache is not None
+                self._cache[key] = decision
+                if len(self._cache) > self.settings.cache_size:
+                    self._cache.popitem(last=False)
+        mem.last = decision
+        mem.last_action = None
+        mem.board_at_last = tuple(state.board)
+        return decision
+
+    def _resolve(self, state: HandState, deadline: float | None) -> Decision:
+        mem = self._memory()
+        if not state.num_actions and state.round == 0 and mem.position in self._root:
+            return self._root[mem.position]
+        st = self.settings.street(state.round)
+        origin = self._round_start(state)
+        if origin is None:
+            root, opponent_action, warm = state, None, self._warm_start(state)
+        else:
+            root, opponent_action = origin
+            assert mem.opp_range is not None
+            warm = WarmStart(mem.opp_range, self.settings.warm_start_weight, self.settings.warm_start_mode)
+        start = time.perf_counter()
+        solution = resolve(
+            root, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
+            last_round=st.last_round, leaf_values=st.leaf_values, warm_start=warm, deadline=deadline,
+            opponent_action=opponent_action,
+        )
+        return summarize(solution, state, time.perf_counter() - start)
+
+    def _round_start(self, state: HandState) -> tuple[HandState, Action] | None:
+        """``(start of the round, the opponent's first action)`` when the re-solve should start
+        before that action, else None.
+
+        The opponent's values we keep are valid where its action was taken, not after it.
+        Re-solving at the state faced lets every opponent hand whose values there fall short
+        of those "terminate", so the range that follows into the re-solve is mostly the hands
+        that gain by betting, and with depth-limit values that promise the opponent more than
+        a round of betting leaves it (check-down values) the bot folds too often: measured
+        against LBR's pot bets on the turn, 51-59% of our range (a bluff gains above 50%).
+        From the round's start the opponent's range (the warm start's estimate) chooses among
+        all its actions, bluffs included, and our reply to the action it took is part of that
+        equilibrium. Pre-flop keeps the current state: there the values come from the exact
+        first-state solve."""
+        mem = self._memory()
+        if not self.settings.from_round_start or self.settings.warm_start_weight <= 0 or mem.opp_range is None:
+            return None
+        taken = state.actions[state.round]
+        if state.round == 0 or len(taken) != 1 or state.actors[state.round][0] == mem.position:
+            return None
+        return round_start(state), taken[0]
+
+    def _warm_start(self, state: HandState) -> WarmStart | None:
+        """The opponent-range warm start for our first action of a round (None otherwise)."""
+        mem = self._memory()
+        weight = self.settings.warm_start_weight
+        first = mem.position not in state.actors[state.round]
+        if weight <= 0 or not first or mem.opp_range is None:
+            return None
+        facing_bet = state.amount_to_call() > 0
+        mode = "conservative" if facing_bet else self.settings.warm_start_mode
+        return WarmStart(mem.opp_range, weight, mode)
+
+    def act(self, decision: Decision, action: Action) -> None:
+        """We take ``action`` (one of ``decision.actions``): update our range and the opponent values."""
+        mem = self._memory()
+        if action not in decision.actions:
+            raise ContinualError(f"action {action} is not one of the re-solve's actions {decision.actions}")
+        i = decision.actions.index(action)
+        new_range = decision.our_range * decision.strategy[i]
+        mass = new_range.sum()
+        opp_values = decision.child_values[i][1 - mem.position]
+        if not mass > 0:
+            # an action our strategy never takes: keep the range (the values stay upper bounds)
+            mass = 1.0
+            new_range = decision.our_range.copy()
+        mem.our_range = new_range / mass
+        mem.opp_values = opp_values / mass
+        mem.opp_strategies = decision.opp_strategies  # the opponent's replies are modelled by this re-solve
+        mem.last = decision
+        mem.last_action = action
+        mem.history.append(str(action))
+
+    def observe(self, state: HandState) -> None:
+        """Any state of the hand: new cards are caught up, opponent actions sharpen the estimate
+        of its range (the two vectors re-solving needs do not change)."""
+        if self.memory is None or state.finished:
+            return
+        self._catch_up_opponent(state)
+        self._catch_up_chance(state)
+
+    def observe_cards(self, state: HandState) -> None:
+        """Only the new board cards of ``state`` (for a caller that will peek at hypothetical
+        opponent actions in ``state`` without making them part of the hand)."""
+        if self.memory is None or state.finished:
+            return
+        self._catch_up_chance(state)
+
+    # ------------------------------------------------------------------ opponent range estimate
+    def _catch_up_opponent(self, state: HandState) -> None:
+        """Bayes' rule on the opponent-range estimate for the opponent actions not seen yet."""
+        mem = self._memory()
+        history = [(r, k) for r in range(len(state.actions)) for k in range(len(state.actions[r]))]
+        for r, k in history[mem.actions_seen :]:
+            if state.actors[r][k] == mem.position or mem.opp_range is None:
+                continue
+            before = "/".join("".join(str(a) for a in acts) for acts in (*state.actions[:r], state.actions[r][:k]))
+            known = mem.opp_strategies.get(before)
+            if known is None:
+                continue  # a node outside our last lookahead: the estimate stays as it is
+            actions, strategy = known
+            i = nearest_action(actions, state.actions[r][k])
+            if i is None:
+                continue
+            updated = mem.opp_range * strategy[i]
+            if updated.sum() > 0:  # an action our model never takes leaves the estimate alone
+                mem.opp_range = updated / updated.sum()
+        mem.actions_seen = len(history)
+
+    # ------------------------------------------------------------------ chance
+    def _catch_up_chance(self, state: HandState) -> None:
+        mem = self._memory()
+        if len(state.board) == len(mem.board_at_last):
+            return
+        new_board = tuple(state.board)
+        if mem.last is not None and mem.last_action is not None:
+            values = self._chance_values(mem.last, mem.last_action, new_board)
+            if values is not None:
+                i = mem.last.actions.index(mem.last_action)
+                mass = (mem.last.our_range * mem.last.strategy[i]).sum()
+                mem.opp_values = values / mass if mass > 0 else values
+        blocked = self.space.blocked(new_board)
+        our = mem.our_range * ~blocked
+        total = our.sum()
+        if not total > 0:
+            raise ContinualError("our range is empty after the new board cards")
+        mem.our_range = our / total
+        mem.opp_values = mem.opp_values * ~blocked / total
+        mem.board_at_last = new_board
+        if mem.opp_range is not None:
+            est = mem.opp_range * ~blocked
+            mem.opp_range = est / est.sum() if est.sum() > 0 else self.space.uniform(new_board)
+
+    def _chance_values(self, decision: Decision, action: Action, board: tuple[int, ...]) -> np.ndarray | None:
+        """Opponent values at the chance outcome ``board`` below our action (and the opponent's call),
+        on the scale of the range the re-solve started from."""
+        mem = self._memory()
+        i = decision.actions.index(action)
+        info = decision.chance.get((i, False)) or decision.chance.get((i, True))
+        if info is None:
+            return None
+        if isinstance(info, LeafSnapshot):
+            st = self.settings.street(decision.state.round)
+            if st.chance_values is None:
+                return None
+            return st.chance_values(info, board)[1 - mem.position]
+        values = info.get(tuple(board))
+        return None if values is None else values[1 - mem.position]
+
+    # ------------------------------------------------------------------ helpers
+    def _sizing(self, st: StreetSettings) -> tuple[BetSizing, ...]:
+        if len(st.sizing) == 1:
+            return tuple(st.sizing) * self.game.num_rounds
+        return tuple(st.sizing)
+
+    def _memory(self) -> HandMemory:
+        if self.memory is None:
+            raise ContinualError("start_hand() must be called first")
+        return self.memory
+
+
+def round_start(state: HandState) -> HandState:
+    """``state`` with the actions of its round undone (same board, same hole cards)."""
+    game = state.game
+    s = HandState.initial(game, state.hand_id, hole_cards=state.hole_cards)
+    for r in range(state.round):
+        for action in state.actions[r]:
+            s = s.apply(action)
+            if s.board_cards_needed:
+                s = s.with_board(state.board[: game.board_cards_through(s.round)])
+    if s.round != state.round:
+        raise ContinualError(f"could not replay the betting {state.betting_string()!r} to its round's start")
+    return s
+
+
+def nearest_action(actions: list[Action], taken: Action) -> int | None:
+    """Index of ``taken`` in ``actions``, or of the raise nearest in size (a bet outside the tree)."""
+    if taken in actions:
+        return actions.index(taken)
+    if taken.kind is ActionKind.RAISE:
+        raises = [(abs(a.size - taken.size), i) for i, a in enumerate(actions) if a.kind is ActionKind.RAISE]
+        if raises:
+            return min(raises)[1]
+    return None
+
+
+def sample_action(decision: Decision, hand: int, rng: np.random.Generator) -> Action:
+    """Draw our action for the hand we actually hold from the re-solve strategy."""
+    probs = np.asarray(decision.strategy[:, hand], dtype=np.float64)
+    total = probs.sum()
+    if not total > 0 or not np.isfinite(probs).all():
+        probs = np.ones(len(decision.actions)) / len(decision.actions)
+    else:
+        probs = probs / total
+    return decision.actions[int(rng.choice(len(probs), p=probs))]

@@ -1,0 +1,545 @@
+"""Training data for counterfactual value networks: random situations, solved.
+
+A situation is a public state at the start of a round (board, pot) and one range per
+player from R(S, p); its targets are both players' counterfactual values after solving
+it, as fractions of the pot, with both ranges normalised. Shards of ``shard_size``
+situations are written atomically (temporary file, then rename) and are a function of
+``(seed, shard index)`` only, so an interrupted run resumes where it stopped and gives
+the same files as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from agent.solver.batched import BatchSpot, solve_batch
+from agent.solver.cfr import LeafValueFn, exploitability
+from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
+from agent.solver.handspace import HandSpace
+from agent.nets.encoding import board_features, pot_scale
+from agent.nets.manifest import code_version
+from agent.leaves.checkdown import CheckdownEvaluator
+from agent.training.rangegen import recursive_range, strength_order
+from agent.solver.resolve import SolverConfig, pick_device, solve_ranges
+from agent.solver.tree import FCPA, build_tree
+from protocol.gamedef import Game, load_game
+from protocol.state import HandState
+
+if TYPE_CHECKING:
+    from agent.training.aux_targets import FlopBuckets
+
+
+@dataclass(frozen=True)
+class GenerateSpec:
+    """What to generate. Leduc-style games (hands are their own buckets) write network rows;
+    hold'em writes hand-level situations (board, pot, ranges, values) that training maps
+    to buckets, so buckets can change without solving again."""
+
+    game: str
+    round: int
+    situations: int
+    shard_size: int = 500
+    seed: int = 0
+    iterations: int = 1000
+    algorithm: str = "dcfr"
+    device: str = "cpu"
+    #: torch threads of this process (small solves run best on one; run one process per core)
+    threads: int = 1
+    #: hold'em: the next street's network (TorchScript file with a manifest entry): the turn
+    #: network for flop situations (depth-limit leaves), the flop network for the auxiliary
+    #: pre-flop targets
+    next_net: str | None = None
+    #: auxiliary targets: flops averaged per situation (None: all 22100, the exact average;
+    #: fewer: a seeded uniform sample, an unbiased estimate)
+    aux_flops: int | None = None
+    #: DCFR's alpha, beta and gamma for the solves (algorithm dcfr or dcfr+): :data:`GENERATE_DCFR`
+    dcfr_alpha: float = 1.5
+    dcfr_beta: float = -math.inf
+    dcfr_gamma: float = 4.0
+    #: situations per solver call where each would get a lookahead of its own (hold'em turn and
+    #: flop; not Leduc's last round, batched its own way): a forest, :mod:`agent.solver.forest`. None:
+    #: one at a time on the CPU, on a GPU as many as half its free memory holds
+    batch: int | None = None
+
+    def solver_config(self, dtype: str) -> SolverConfig:
+        return SolverConfig(algorithm=self.algorithm, iterations=self.iterations, device=self.device, dtype=dtype,  # type: ignore[arg-type]
+                            alpha=self.dcfr_alpha, beta=self.dcfr_beta, gamma=self.dcfr_gamma)
+
+
+#: DCFR parameters (alpha, beta, gamma) generation solves with by default: negative regrets reset
+#: every iteration (beta = -inf) and the average weighted by t^4. On 34 turn draws (fold, call,
+#: pot, all-in; 1326 hands) 450 such iterations leave the average strategy a little less
+#: exploitable than 1000 CFR+ iterations; DCFR's published (1.5, 0, 2) falls just short of that
+#: at 500 (README, "Measured": HUNL turn training situations)
+GENERATE_DCFR = (GenerateSpec.dcfr_alpha, GenerateSpec.dcfr_beta, GenerateSpec.dcfr_gamma)
+#: what data recorded before the DCFR fields existed was solved with (DCFR's published choice)
+LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0}
+
+
+def format_dcfr(dcfr: tuple[float, float, float]) -> str:
+    """``ALPHA,BETA,GAMMA`` as the command lines take it (JSON has no -inf)."""
+    return ",".join(f"{x:g}" for x in dcfr)
+
+
+def parse_dcfr(text: str) -> tuple[float, float, float]:
+    """``ALPHA,BETA,GAMMA`` (BETA may be -inf) for the command lines; ValueError if malformed."""
+    parts = text.split(",")
+    try:
+        alpha, beta, gamma = (float(x) for x in parts)
+    except ValueError:
+        raise ValueError(f"DCFR parameters must be ALPHA,BETA,GAMMA (three numbers, BETA may be -inf), not {text!r}") from None
+    from agent.solver.cfr import Variant
+
+    Variant("dcfr", alpha=alpha, beta=beta, gamma=gamma)  # checks the values
+    return alpha, beta, gamma
+
+
+def parse_batch(text: str) -> int | None:
+    """``--batch``: a positive number of situations per solver call, or ``auto`` (None)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected a positive whole number or 'auto', got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"expected a positive whole number or 'auto', got {text!r}")
+    return value
+
+
+def possible_spent(game: Game, round_: int) -> list[int]:
+    """Per-player contributions that can start ``round_`` (limit: enumerated; no-limit: a sample grid)."""
+    if game.is_limit:
+        amounts = {max(game.blind)}
+        for r in range(round_):
+            amounts = {a + k * game.raise_size[r] for a in amounts for k in range(game.max_raises[r] + 1)}
+        return sorted(amounts)
+    return []
+
+
+def draw_pot(game: Game, round_: int, rng: np.random.Generator) -> int:
+    """Pot at the start of ``round_``: uniform over the possible ones (limit), or an interval
+    chosen uniformly then a value uniformly inside it (no-limit; all-in pots included)."""
+    if game.is_limit:
+        return 2 * int(rng.choice(possible_spent(game, round_)))
+    stack = min(game.stack)
+    low = max(game.blind)
+    edges = [low, 2 * low, 4 * low, stack // 4, stack // 2, stack]
+    intervals = [(a, b) for a, b in zip(edges, edges[1:]) if b > a] + [(stack, stack)]
+    a, b = intervals[int(rng.integers(len(intervals)))]
+    return 2 * int(rng.integers(a, b + 1))
+
+
+@dataclass
+class Situation:
+    board: tuple[int, ...]
+    pot: int
+    ranges: np.ndarray  # [2, H]
+
+
+def both_all_in(game: Game, sit: "Situation") -> bool:
+    """The pot holds both stacks: nothing is left to bet, the showdown decides."""
+    return all(sit.pot // 2 >= s for s in game.stack)
+
+
+def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> Situation:
+    game = space.game
+    n_board = game.board_cards_through(round_)
+    board = tuple(int(c) for c in rng.choice(np.array(space.deck), n_board, replace=False))
+    strength = space.strengths(board) if n_board == game.total_board_cards else _equity_strength(space, board)
+    order = strength_order(strength, space.valid(board))
+    ranges = np.stack([recursive_range(order, space.size, rng) for _ in range(2)])
+    return Situation(board, draw_pot(game, round_, rng), ranges)
+
+
+def _equity_strength(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
+    if not board:
+        return _preflop_strength()
+    from native.equity import hand_equities
+
+    eq = np.asarray(hand_equities(board), dtype=np.float64)
+    return np.where(np.isfinite(eq), eq, -1.0)
+
+
+@lru_cache(maxsize=1)
+def _preflop_strength() -> np.ndarray:
+    """Pre-flop strength of each hand: its mean check-down result (-1 to 1, below zero for the
+    weaker half) against every hand it can meet, from the shipped pre-flop check-down matrix
+    (exact equities take minutes per call)."""
+    from agent.bots.config import HoldemModels
+    from agent.nets.manifest import checked_file
+
+    path, _ = checked_file(HoldemModels().preflop_checkdown, " (deepstack buckets --street preflop builds it)")
+    with np.load(path) as z:
+        m = z["matrix"].astype(np.float64)
+    compatible = HandSpace(load_game("hunl")).compatible()
+    return (m * compatible).sum(axis=1) / compatible.sum(axis=1)
+
+
+def solve_situation(space: HandSpace, round_: int, sit: Situation, config: SolverConfig, leaf_values: LeafValueFn | None = None) -> np.ndarray:
+    """``[2, H]`` counterfactual values per unit of pot (normalised ranges, blocked hands 0).
+    With ``leaf_values`` the solve stops at the end of ``round_`` (depth-limited: flop
+    situations with the turn network); without, it runs to the end of the game."""
+    return solve_situation_checked(space, round_, sit, config, check=False, leaf_values=leaf_values)[0]
+
+
+def solve_situation_checked(
+    space: HandSpace, round_: int, sit: Situation, config: SolverConfig, check: bool = True,
+    leaf_values: LeafValueFn | None = None,
+) -> tuple[np.ndarray, float | None]:
+    """:func:`solve_situation`, and with ``check`` the exploitability of the solve's average
+    strategy as a fraction of the pot (0 for both-all-in situations: nothing to decide).
+    Without ``check`` only the average values are kept (no strategy sums: faster, leaner)."""
+    game = space.game
+    half = sit.pot // 2
+    valid = space.valid(sit.board)
+    ranges = sit.ranges * valid
+    ranges = ranges / ranges.sum(axis=1, keepdims=True)
+    if both_all_in(game, sit):
+        return _allin_values(space, sit.board, ranges, half) / sit.pot, (0.0 if check else None)
+    state = _round_start(game, round_, sit)
+    last_round = round_ if leaf_values is not None else None
+    sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space, average_strategy=check,
+                       last_round=last_round, leaf_values=leaf_values)
+    values = sol.values_at(0) / sit.pot
+    if not check:
+        return values, None
+    return values, exploitability(sol.solver, sol.result.root_reach)["exploitability"] / sit.pot
+
+
+def solve_situations(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig,
+                     batch: int | None = 1, leaf_values: LeafValueFn | None = None) -> list[np.ndarray]:
+    """:func:`solve_situation` for each situation, ``batch`` at a time in one forest solve
+    (:func:`agent.solver.forest.solve_forest`); None: one at a time on the CPU, on a GPU as many as
+    :func:`agent.solver.forest.memory_budget_rows` allows. One at a time keeps each situation's own
+    hand list: the values of data made before forests existed."""
+    game = space.game
+    last_round = round_ if leaf_values is not None else None
+    todo = [i for i, sit in enumerate(situations) if not both_all_in(game, sit)]
+    groups = forest_groups(space, round_, [situations[i] for i in todo], config, batch, last_round)
+    if groups is None:
+        return [solve_situation(space, round_, sit, config, leaf_values) for sit in situations]
+    solved = set(todo)
+    out = [np.empty(0) if i in solved else solve_situation(space, round_, sit, config)  # both all-in: the showdown
+           for i, sit in enumerate(situations)]
+    for group in groups:
+        members = [todo[k] for k in group]
+        for i, values in zip(members, solve_in_forest(space, round_, [situations[i] for i in members], config, leaf_values)):
+            out[i] = values
+    return out
+
+
+def solve_in_forest(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig,
+                    leaf_values: LeafValueFn | None = None) -> list[np.ndarray]:
+    """:func:`solve_situation`'s values for situations (none both all-in) solved in one forest."""
+    states, ranges = [], []
+    for sit in situations:
+        states.append(_round_start(space.game, round_, sit))
+        r = sit.ranges * space.valid(sit.board)
+        ranges.append(r / r.sum(axis=1, keepdims=True))
+    last_round = round_ if leaf_values is not None else None
+    values = solve_forest(space, states, ranges, FCPA, config, last_round=last_round, leaf_values=leaf_values)
+    return [v / sit.pot for v, sit in zip(values, situations)]
+
+
+def forest_groups(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig, batch: int | None,
+                  last_round: int | None = None) -> list[list[int]] | None:
+    """Which of ``situations`` (none both all-in) share a forest: ``batch`` at a time, or (None) as
+    many as the device's memory holds by their trees' rows; None where each is solved alone."""
+    if batch is None:
+        budget = memory_budget_rows(space.size, pick_device(config.device))
+        if budget is None:
+            return None
+        rows = [forest_cost_rows(build_tree(_round_start(space.game, round_, sit), FCPA, last_round=last_round), space)
+                for sit in situations]
+        return pack(rows, budget)
+    if batch <= 1:
+        return None
+    return [list(range(k, min(k + batch, len(situations)))) for k in range(0, len(situations), batch)]
+
+
+def _round_start(game: Game, round_: int, sit: Situation) -> HandState:
+    return HandState.at_round_start(game, round_, (sit.pot // 2, sit.pot // 2), sit.board)
+
+
+def _allin_values(space: HandSpace, board: tuple[int, ...], ranges: np.ndarray, half: int) -> np.ndarray:
+    """Both players all-in: the showdown over every completion of the board."""
+    hands = np.nonzero(space.valid(board))[0]
+    evaluator = CheckdownEvaluator(space, hands, [board], np.array([[half, half]]), torch.device("cpu"), torch.float64)
+    reach = torch.as_tensor(ranges[:, hands], dtype=torch.float64).unsqueeze(1)
+    out = np.zeros((2, space.size))
+    out[:, hands] = evaluator(reach)[:, 0].numpy()
+    return out
+
+
+def encode(space: HandSpace, sit: Situation, values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Network input, target and mask rows for a hand-level network (Leduc)."""
+    valid = space.valid(sit.board).astype(np.float64)
+    ranges = sit.ranges * valid
+    ranges = ranges / ranges.sum(axis=1, keepdims=True)
+    x = np.concatenate([[sit.pot / pot_scale(space.game)], ranges[0], ranges[1], board_features(space, sit.board)])
+    mask = np.concatenate([valid, valid])
+    y = np.zeros(2 * space.size) if values is None else np.concatenate([values[0], values[1]]) * mask
+    return x.astype(np.float32), y.astype(np.float32), mask.astype(np.float32)
+
+
+def shard_path(out: Path, index: int) -> Path:
+    return out / f"shard-{index:05d}.npz"
+
+
+def is_hand_level(game: Game) -> bool:
+    """Games small enough for networks over hands (no buckets): Leduc and friends."""
+    return game.deck_size <= 12
+
+
+def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
+    game = load_game(spec.game)
+    space = HandSpace(game)
+    rng = np.random.default_rng([spec.seed, index])
+    dtype = "float64" if is_hand_level(game) else "float32"
+    config = spec.solver_config(dtype)
+    situations = [draw_situation(space, spec.round, rng) for _ in range(count)]
+    if is_hand_level(game) and spec.round == game.num_rounds - 1:
+        solved = solve_last_round_batch(space, spec.round, situations, config)
+    elif spec.next_net is not None and spec.round == 0:
+        solved = [_aux_situation(spec, sit, rng) for sit in situations]
+    else:
+        leaf = _next_street_leaf(spec.game, spec.next_net) if spec.next_net is not None else None
+        solved = solve_situations(space, spec.round, situations, config, spec.batch, leaf)
+    rows: dict[str, list[np.ndarray]] = {}
+    for sit, values in zip(situations, solved):
+        if is_hand_level(game):
+            x, y, m = encode(space, sit, values)
+            item = {"inputs": x, "targets": y, "masks": m}
+        else:
+            board = np.full(game.total_board_cards, -1, dtype=np.int8)
+            board[: len(sit.board)] = sit.board
+            item = {
+                "boards": board,
+                "pots": np.array(sit.pot, dtype=np.int32),
+                "ranges": sit.ranges.astype(np.float32),
+                "values": values.astype(np.float32),
+            }
+        for key, value in item.items():
+            rows.setdefault(key, []).append(value)
+    return {key: np.stack(values) for key, values in rows.items()}
+
+
+def load_next_net(path: str, street: str) -> tuple[torch.jit.ScriptModule, dict]:
+    """The network of ``street`` at ``path``, checked against its manifest entry (and refused,
+    with a message naming it, when it is missing, damaged or made for another street)."""
+    from agent.nets.manifest import ModelError, load_value_net
+
+    net, entry = load_value_net(path)
+    if entry.get("street") != street:
+        raise ModelError(f"{path}: this needs the {street} network, this one is for {entry.get('street')!r}")
+    return net, entry
+
+
+@lru_cache(maxsize=2)
+def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
+    """The turn network as depth-limit leaves of flop solves (loaded once per process; its
+    bucket table is the one its manifest entry names)."""
+    from agent.nets.buckets import BucketTable
+    from agent.leaves.holdem import BucketNetLeafValues
+    from agent.nets.manifest import checked_file
+
+    net, entry = load_next_net(net_path, "turn")
+    table = BucketTable.load(checked_file(entry["buckets_file"])[0])
+    return BucketNetLeafValues(net, load_game(game_name), table)
+
+
+@lru_cache(maxsize=1)
+def _flop_network(net_path: str) -> tuple[torch.jit.ScriptModule, FlopBuckets]:
+    from agent.training.aux_targets import FlopBuckets
+    from agent.nets.buckets import BucketTable
+    from agent.nets.manifest import checked_file
+
+    net, entry = load_next_net(net_path, "flop")
+    return net, FlopBuckets(BucketTable.load(checked_file(entry["buckets_file"])[0]))
+
+
+def _aux_situation(spec: GenerateSpec, sit: Situation, rng: np.random.Generator) -> np.ndarray:
+    """Auxiliary target: the flop network averaged over the flops (all, or a seeded sample)."""
+    from agent.training.aux_targets import ALL_FLOPS, aux_values
+
+    game = load_game(spec.game)
+    net, flops = _flop_network(str(spec.next_net))
+    ranges = sit.ranges / sit.ranges.sum(axis=1, keepdims=True)
+    rows = None if spec.aux_flops is None else np.sort(rng.choice(len(ALL_FLOPS), spec.aux_flops, replace=False))
+    return aux_values(net, flops, ranges, float(sit.pot), float(sum(game.stack)), flop_rows=rows)
+
+
+def solve_last_round_batch(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig) -> list[np.ndarray]:
+    """Like :func:`solve_situation` for every situation, all solved in one batched CFR
+    (:mod:`agent.solver.batched`); both-all-in situations are valued by their showdown."""
+    game = space.game
+    out: list[np.ndarray | None] = [None] * len(situations)
+    spots, where = [], []
+    for i, sit in enumerate(situations):
+        half = sit.pot // 2
+        valid = space.valid(sit.board)
+        ranges = sit.ranges * valid
+        ranges = ranges / ranges.sum(axis=1, keepdims=True)
+        if both_all_in(game, sit):
+            out[i] = _allin_values(space, sit.board, ranges, half) / sit.pot
+            continue
+        spots.append(BatchSpot(HandState.at_round_start(game, round_, (half, half), sit.board), ranges))
+        where.append(i)
+    if spots:
+        values = solve_batch(space, spots, FCPA, config.variant(), config.iterations)
+        for i, v in zip(where, values):
+            out[i] = v / situations[i].pot
+    return out  # type: ignore[return-value]
+
+
+def timed_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, np.ndarray], float]:
+    """:func:`generate_shard` and the seconds it took where it ran (recorded in the shard's
+    metadata: the throughput of any run, local or on a cluster, can be read back from its shards)."""
+    start = time.perf_counter()
+    arrays = generate_shard(spec, index, count)
+    return arrays, time.perf_counter() - start
+
+
+def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
+    os.replace(tmp, path)
+
+
+#: spec fields a resumed run may change: how many situations (shards are a function of the seed
+#: and their index, so asking for more extends the same sequence), where the solves run and how
+#: many share a solver call (a batch changes values only by rounding: :mod:`agent.solver.forest`)
+RESUMABLE_FIELDS = ("situations", "device", "threads", "batch")
+
+
+class DataFolderError(ValueError):
+    """An output folder holds data generated with other settings (resuming would mix them)."""
+
+
+def _recorded_meta(out: Path) -> dict | None:
+    """What generated the data already in ``out``: its ``generate.json``, else (older or
+    hand-copied folders) the metadata of a shard; None for a folder without data."""
+    record = out / "generate.json"
+    if record.exists():
+        try:
+            return json.loads(record.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DataFolderError(f"{record}: unreadable ({exc}); move it away only if the shards beside it "
+                                  f"were made with the settings of this command") from exc
+    for shard in sorted(out.glob("shard-*.npz")):
+        try:
+            with np.load(shard) as z:
+                return json.loads(str(z["meta"]))
+        except Exception as exc:  # noqa: BLE001 - any unreadable shard: refuse, never overwrite
+            raise DataFolderError(f"{shard}: unreadable shard ({exc})") from exc
+    return None
+
+
+def spec_record(spec: GenerateSpec | dict) -> dict:
+    """The spec as recorded in ``generate.json`` and the shards: infinite numbers (DCFR's beta)
+    as text, since JSON has none."""
+    fields = asdict(spec) if isinstance(spec, GenerateSpec) else dict(spec)
+    return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in fields.items()}
+
+
+def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None) -> None:
+    new = spec_record(spec)
+    old = spec_record({**LEGACY_SPEC_FIELDS, **recorded.get("spec", {})})  # older records lack the DCFR fields
+    differ = [f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new
+              if key not in RESUMABLE_FIELDS and old.get(key) != new[key]]
+    old_sha = recorded.get("next_net_sha256")
+    if old_sha is not None and next_net_sha256 is not None and old_sha != next_net_sha256:
+        differ.append(f"next network sha256 {old_sha[:12]}... -> {next_net_sha256[:12]}... (retrained)")
+    if differ:
+        raise DataFolderError(f"{out} holds data generated with other settings ({'; '.join(differ)}); "
+                              f"resuming would mix them: give another --out, or the folder's settings")
+
+
+def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
+    """Create ``out`` (or resume it), record what generates it (``generate.json``) and return
+    the metadata every shard carries.
+
+    A folder that already holds data is resumed only with the same settings (any number of
+    situations): otherwise :class:`DataFolderError`. Each run is appended to the record's
+    ``runs``; the first run's command and code version stay its ``command`` and
+    ``code_version`` (and a hand-written ``note`` is kept)."""
+    recorded = _recorded_meta(out) if out.exists() else None
+    next_net_sha256 = None
+    if spec.next_net is not None:
+        from agent.nets.manifest import ModelError, checked_file
+
+        # which network made the targets: the path alone may later hold a retrained one
+        try:
+            next_net_sha256 = checked_file(spec.next_net)[1]["sha256"]
+        except ModelError:
+            pass  # the solves refuse it below, with the reason
+    if recorded is not None:
+        _check_same_data(out, recorded, spec, next_net_sha256)
+    out.mkdir(parents=True, exist_ok=True)
+    run = {"command": command or " ".join(sys.argv), "code_version": code_version(),
+           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "situations": spec.situations}
+    meta_base = {"spec": spec_record(spec), "code_version": run["code_version"], "command": run["command"]}
+    if next_net_sha256 is not None:
+        meta_base["next_net_sha256"] = next_net_sha256
+    recorded = recorded or {}
+    # a record from before `runs` existed (or a shard's metadata) counts as one earlier run
+    earlier = recorded.get("runs") or [{k: recorded[k] for k in ("command", "code_version") if k in recorded}]
+    kept = {k: recorded[k] for k in ("command", "code_version", "note") if k in recorded}
+    record = {**meta_base, **kept, "runs": [r for r in earlier if r] + [run]}
+    (out / "generate.json").write_text(json.dumps(record, indent=1))
+    return meta_base
+
+
+def missing_shards(spec: GenerateSpec, out: Path) -> list[tuple[int, int]]:
+    """``(index, count)`` of the shards not written yet (resuming skips the others)."""
+    n_shards = -(-spec.situations // spec.shard_size)
+    todo = []
+    for i in range(n_shards):
+        if not shard_path(out, i).exists():
+            todo.append((i, min(spec.shard_size, spec.situations - i * spec.shard_size)))
+    return todo
+
+
+def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str | None = None) -> dict[str, float]:
+    """Write the shards of ``spec`` into ``out`` (existing shards are kept: resuming)."""
+    meta_base = start_output(spec, out, command)
+    torch.set_num_threads(spec.threads)
+    todo = missing_shards(spec, out)
+    bar = tqdm(total=spec.situations, desc=f"generate {spec.game}", unit="sit", disable=not progress,
+               initial=spec.situations - sum(c for _, c in todo))
+    start = time.perf_counter()
+    made = 0
+    for i, count in todo:
+        arrays, seconds = timed_shard(spec, i, count)
+        write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
+        made += count
+        bar.update(count)
+        bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")
+    bar.close()
+    elapsed = time.perf_counter() - start
+    return {"situations": float(made), "seconds": elapsed, "situations_per_s": made / elapsed if elapsed > 0 else 0.0}
+
+
+def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
+    paths = sorted(data_dir.glob("shard-*.npz"))
+    if not paths:
+        raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")
+    for p in paths:
+        try:
+            with np.load(p) as z:
+                yield {k: z[k] for k in z.files if k != "meta"}
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{p}: unreadable shard ({exc}); delete it and run deepstack generate again to redo it") from None

@@ -1,0 +1,323 @@
+"""Training a value network: Adam, a learning-rate drop, a validation split, the best epoch
+kept, a loss-curve PNG, a progress bar, resumable checkpoints, and a TorchScript export
+registered in the model manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from agent.nets.encoding import canonical_permutation
+from agent.training.datagen import load_shards
+from agent.nets.manifest import register_model
+from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
+
+if TYPE_CHECKING:
+    from agent.solver.handspace import HandSpace
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    epochs: int = 200
+    batch_size: int = 1000
+    lr: float = 1e-3
+    lr_late: float = 1e-4
+    lr_drop_epoch: int = 150
+    validation_fraction: float = 0.1
+    hidden: int = 500
+    layers: int = 7
+    seed: int = 0
+
+
+def load_dataset(data_dir: Path, encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Network rows of every shard: stored as they are, or made by ``encoder`` from situations."""
+    xs, ys, ms = [], [], []
+    for part in load_shards(data_dir):
+        if "inputs" in part:
+            x, y, m = part["inputs"], part["targets"], part["masks"]
+        elif encoder is not None:
+            x, y, m = encoder(part)
+        else:
+            raise ValueError(f"{data_dir}: shards hold situations, and no bucket encoder was given")
+        xs.append(x)
+        ys.append(y)
+        ms.append(m)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+
+
+def _generation_record(folder: Path) -> dict:
+    """A folder's ``generate.json`` ({} where it has none or it is unreadable)."""
+    gen = folder / "generate.json"
+    if not gen.exists():
+        return {}
+    try:
+        meta = json.loads(gen.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+#: what pooled folders' specs must share: the same kind of situation (the next network they were
+#: solved against is compared by its sha256, whatever path named it)
+SHARED_SPEC = ("game", "round", "aux_flops")
+
+
+def check_poolable(data_dirs: "Sequence[Path]") -> None:
+    """Refuse folders that cannot be pooled, before anything is loaded: one folder twice,
+    folders of different games, streets or next networks, and folders drawn with one seed
+    (a draw is a function of the seed and the shard, so they hold the same situations)."""
+    resolved: dict[Path, Path] = {}
+    for folder in data_dirs:
+        real = Path(folder).resolve()
+        if real in resolved:
+            raise ValueError(f"{folder}: given twice (as {resolved[real]} too)")
+        resolved[real] = Path(folder)
+    records = [(Path(d), _generation_record(Path(d))) for d in data_dirs]
+    specs = [(folder, rec.get("spec", {})) for folder, rec in records if isinstance(rec.get("spec"), dict)]
+    if specs:
+        first, a = specs[0]
+        for other, b in specs[1:]:
+            differ = [f"{key} {a.get(key)!r} there, {b.get(key)!r} here" for key in SHARED_SPEC if a.get(key) != b.get(key)]
+            if differ:
+                raise ValueError(f"{other}: not data of the same network as {first} ({'; '.join(differ)})")
+    shas = {rec["next_net_sha256"] for _, rec in records if "next_net_sha256" in rec}
+    if len(shas) > 1:
+        raise ValueError(f"{', '.join(map(str, data_dirs))}: solved against different next networks (sha256 differ)")
+    seeds: dict[object, Path] = {}
+    for folder, spec in specs:
+        if "seed" in spec:
+            if spec["seed"] in seeds:
+                raise ValueError(
+                    f"{folder}: generated with seed {spec['seed']}, as {seeds[spec['seed']]} was, so both hold the same "
+                    "situations; generate more data with another --seed"
+                )
+            seeds[spec["seed"]] = folder
+
+
+def load_datasets(data_dirs: "Sequence[Path]", encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of several generation folders (in the order given, which fixes the validation
+    split), refusing folders that cannot be pooled and any situation two folders share.
+
+    Copies of one situation would land on both sides of the validation split and make the
+    validation loss a training loss; folders without a readable ``generate.json`` are checked
+    row by row only."""
+    if not data_dirs:
+        raise ValueError("no data folder given")
+    folders = [Path(d) for d in data_dirs]
+    if len(folders) > 1:
+        check_poolable(folders)
+    parts = []
+    for folder in folders:
+        try:
+            parts.append(load_dataset(folder, encoder))
+        except (ValueError, IndexError, KeyError) as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith(str(folder)) else f"{folder}: {message}") from exc
+    widths = {(p[0].shape[1], p[1].shape[1]) for p in parts}
+    if len(widths) > 1:
+        raise ValueError(f"{', '.join(map(str, folders))}: rows of different widths {sorted(widths)} (different games)")
+    if len(parts) > 1:
+        seen: dict[bytes, int] = {}
+        for index, (x, _, _) in enumerate(parts):
+            for key in {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in x}:
+                if key in seen:
+                    raise ValueError(
+                        f"{folders[index]}: holds a situation that {folders[seen[key]]} holds too (folders generated with "
+                        "one seed for the same street or round draw the same situations; generate more data with another --seed)"
+                    )
+                seen[key] = index
+    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+def data_provenance(data_dirs: "Sequence[Path]") -> dict:
+    """What the manifest says about the training data: the folder's generating command, spec and
+    next network; for pooled folders, each folder's under ``folders`` and the next network they
+    share at the top."""
+    sources = []
+    for folder in data_dirs:
+        meta = _generation_record(Path(folder))
+        sources.append({key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs") if key in meta})
+    if len(sources) == 1:
+        return {"data": sources[0]} if sources[0] else {}
+    pooled: dict = {"folders": [{"folder": str(folder), **src} for folder, src in zip(data_dirs, sources)]}
+    shas = {src["next_net_sha256"] for src in sources if "next_net_sha256" in src}
+    if len(shas) == 1:
+        pooled["next_net_sha256"] = shas.pop()
+    return {"data": pooled}
+
+
+def data_fingerprint(*arrays: np.ndarray) -> str:
+    """sha256 of the training rows: which data a checkpoint was trained on."""
+    digest = hashlib.sha256()
+    for a in arrays:
+        digest.update(str((a.dtype, a.shape)).encode())
+        digest.update(np.ascontiguousarray(a).tobytes())
+    return digest.hexdigest()
+
+
+def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpace") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hand-level rows ``[pot, r0, r1, board one-hot]`` with suits renamed canonically.
+
+    Renaming suits maps a situation to an equivalent one; putting every situation in its
+    canonical form (see :func:`agent.nets.encoding.canonical_permutation`) makes the network
+    exactly symmetric and halves what it must learn in Leduc."""
+
+    H = space.size
+    D = len(space.deck)
+    xs, ys, ms = x.copy(), y.copy(), m.copy()
+    boards = x[:, 1 + 2 * H : 1 + 2 * H + D] > 0.5
+    for key in {tuple(np.nonzero(b)[0]) for b in boards}:
+        rows = np.nonzero((boards == np.isin(np.arange(D), key)).all(axis=1))[0]
+        hand_perm, deck_perm = canonical_permutation(space, tuple(space.deck[i] for i in key))
+        cols_x = np.concatenate([[0], 1 + hand_perm, 1 + H + hand_perm, 1 + 2 * H + deck_perm])
+        cols_y = np.concatenate([hand_perm, H + hand_perm])
+        xs[rows] = x[rows][:, cols_x]
+        ys[rows] = y[rows][:, cols_y]
+        ms[rows] = m[rows][:, cols_y]
+    return xs, ys, ms
+
+
+def train(
+    data_dir: "Path | Sequence[Path]",
+    out_dir: Path,
+    buckets: int,
+    extra: int,
+    spec: TrainSpec,
+    model_name: str,
+    progress: bool = True,
+    command: str | None = None,
+    canonical_space: "HandSpace | None" = None,
+    encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None,
+    extra_manifest: dict | None = None,
+) -> dict[str, float]:
+    """Train on every shard of ``data_dir`` (a folder, or several folders pooled); write
+    ``out_dir/{model_name}.pt`` (TorchScript).
+
+    With ``canonical_space`` (hand-level networks), every row is put in canonical suit form
+    first; the manifest records it so that the bot does the same."""
+    torch.manual_seed(spec.seed)
+    data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
+    x, y, m = load_datasets(data_dirs, encoder)
+    if canonical_space is not None:
+        x, y, m = canonical_rows(x, y, m, canonical_space)
+    net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
+    if x.shape[1] != net_spec.inputs or y.shape[1] != net_spec.outputs:
+        raise ValueError(
+            f"{', '.join(map(str, data_dirs))}: data has {x.shape[1]} inputs / {y.shape[1]} outputs, the network expects {net_spec.inputs} / {net_spec.outputs}"
+        )
+    n = len(x)
+    rng = np.random.default_rng(spec.seed)
+    perm = rng.permutation(n)
+    n_val = max(1, int(round(spec.validation_fraction * n)))
+    val_idx, train_idx = perm[:n_val], perm[n_val:]
+    X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
+    net = ValueNet(net_spec)
+    opt = torch.optim.Adam(net.parameters(), lr=spec.lr)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ckpt_path = out_dir / f"{model_name}.ckpt"
+    history: list[dict[str, float]] = []
+    best = math.inf
+    start_epoch = 0
+    best_state = None
+    fingerprint = data_fingerprint(x, y, m)
+    if ckpt_path.exists():
+        ckpt = torch.load(ckpt_path, weights_only=False)
+        # resume only the same run: the same settings on the same rows (retraining on more
+        # data with the same command must start afresh, not pick up the old network)
+        if ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict() and ckpt.get("data") == fingerprint:
+            net.load_state_dict(ckpt["model"])
+            opt.load_state_dict(ckpt["optimizer"])
+            history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
+            print(f"{ckpt_path}: resuming after epoch {start_epoch}", file=sys.stderr)
+        else:
+            print(f"{ckpt_path}: left by a run with other data or settings; training from the start", file=sys.stderr)
+    bar = tqdm(range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs)
+    started = time.perf_counter()
+    for epoch in bar:
+        for group in opt.param_groups:
+            group["lr"] = spec.lr if epoch < spec.lr_drop_epoch else spec.lr_late
+        net.train()
+        order = torch.as_tensor(rng.permutation(train_idx))
+        total, batches = 0.0, 0
+        for i in range(0, len(order), spec.batch_size):
+            idx = order[i : i + spec.batch_size]
+            loss = masked_huber(net(X[idx]), Y[idx], M[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach())
+            batches += 1
+        net.eval()
+        with torch.no_grad():
+            vi = torch.as_tensor(val_idx)
+            val = float(masked_huber(net(X[vi]), Y[vi], M[vi]))
+        history.append({"epoch": epoch + 1, "train": total / max(batches, 1), "validation": val})
+        if val < best:
+            best = val
+            best_state = {k: v.clone() for k, v in net.state_dict().items()}
+        bar.set_postfix(train=f"{total / max(batches, 1):.5f}", val=f"{val:.5f}", best=f"{best:.5f}")
+        if (epoch + 1) % 10 == 0 or epoch + 1 == spec.epochs:
+            torch.save(
+                {"spec": asdict(spec), "net": net_spec.to_dict(), "data": fingerprint, "model": net.state_dict(), "optimizer": opt.state_dict(),
+                 "history": history, "best": best, "epoch": epoch + 1, "best_state": best_state},
+                ckpt_path,
+            )
+    bar.close()
+    assert best_state is not None
+    net.load_state_dict(best_state)
+    net.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is our deployment format
+        scripted = torch.jit.script(net)
+    model_path = out_dir / f"{model_name}.pt"
+    scripted.save(str(model_path))
+    plot_history(history, out_dir / f"{model_name}.loss.png", model_name)
+    (out_dir / f"{model_name}.history.json").write_text(json.dumps(history))
+    best_epoch = min(history, key=lambda h: h["validation"])["epoch"]
+    provenance = data_provenance(data_dirs)
+    register_model(
+        model_path,
+        **provenance,
+        name=model_name,
+        net=net_spec.to_dict(),
+        training_situations=int(len(train_idx)),
+        canonical_suits=canonical_space is not None,
+        **(extra_manifest or {}),
+        validation_situations=int(n_val),
+        validation_loss=float(best),
+        best_epoch=int(best_epoch),
+        command=command or " ".join(sys.argv),
+        seconds=time.perf_counter() - started,
+    )
+    return {"validation_loss": best, "best_epoch": best_epoch, "situations": n}
+
+
+def plot_history(history: list[dict[str, float]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    epochs = [h["epoch"] for h in history]
+    ax.plot(epochs, [h["train"] for h in history], label="training")
+    ax.plot(epochs, [h["validation"] for h in history], label="validation")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("Huber loss (fraction of pot)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
