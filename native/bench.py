@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from native import evaluator as ev
-from native.cards import holdem_hand_cards
+from native.cards import card_to_str, holdem_hand_cards
 from native.equity import equity_histograms, hand_equities
 from native.evaluator import NUM_7CARD_HANDS, ffi, lib
 from native.showdown import ChanceShowdownKernel, ShowdownKernel, holdem_hands
@@ -110,8 +110,6 @@ def _bench_evaluator(out: _Out, rng: np.random.Generator, quick: bool, repeat: i
 
 
 def _card_strings() -> list[str]:
-    from native.cards import card_to_str
-
     return [card_to_str(c) for c in range(52)]
 
 
@@ -173,6 +171,7 @@ def _bench_showdown(out: _Out, rng: np.random.Generator, quick: bool, repeat: in
 
     try:
         import torch
+
         from native.torch_showdown import TorchShowdown
     except ImportError:  # pragma: no cover - torch is a dependency
         return

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Callable, Iterable, Sequence
 
+from native.evaluator import evaluate_one
 from protocol.gamedef import Game
 
 #: ACPC ``MAX_NUM_ACTIONS``: no round holds more actions than this.
@@ -75,8 +76,6 @@ RankFn = Callable[[Sequence[int]], int]
 
 
 def _default_rank(cards: Sequence[int]) -> int:
-    from native.evaluator import evaluate_one
-
     return evaluate_one(cards)
 
 

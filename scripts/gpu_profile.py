@@ -12,8 +12,8 @@ from dataclasses import replace
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.cli.solve import DEFAULT_SPOTS
+from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.spots import load_spots
 
 

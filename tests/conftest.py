@@ -15,7 +15,7 @@ SAMPLE_MATCHSTATES = DATA / "sample_matchstates.txt"
 #: The ACPC game files as the ACPC distribution ships them (``protocol/games`` holds them verbatim).
 GAME_FILES = ROOT / "protocol" / "games"
 #: The standard solver benchmark spots (the copy the CLI uses by default).
-SPOTS = ROOT / "agent" / "spots.yaml"
+SPOTS = ROOT / "agent" / "cli" / "spots.yaml"
 
 
 @pytest.fixture(scope="session")

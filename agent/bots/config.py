@@ -104,7 +104,7 @@ class HoldemBotConfig:
     #: the opponent's values at the start of a street after a depth-limited one (what the
     #: re-solving gadget holds it to): "leaf" (the depth limit's own values: check-down or a
     #: network's) or "solve" (the new street solved from its start with both ranges at the
-    #: leaf: agent/chance_solve.py)
+    #: leaf: agent/resolving/chance_solve.py)
     street_start_values: Literal["leaf", "solve"] = "leaf"
     models: HoldemModels = field(default_factory=HoldemModels)
     #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used

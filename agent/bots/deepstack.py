@@ -19,13 +19,17 @@ import numpy as np
 import torch
 
 from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
+from agent.bots.heap import release_free_memory
+from agent.bots.timing import TimeBudget
+from agent.leaves.equity_matrix import CheckdownMatrices
+from agent.leaves.handnet import HandNetLeafValues
+from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
+from agent.nets.buckets import BucketTable
+from agent.nets.manifest import checked_file, code_version, load_value_net, sha256_of
+from agent.resolving.chance_solve import SolvedChanceValues
 from agent.resolving.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
 from agent.solver.handspace import HandSpace
-from agent.bots.heap import release_free_memory
-from agent.nets.manifest import code_version, load_value_net, sha256_of
-from agent.leaves.handnet import HandNetLeafValues
 from agent.solver.resolve import SolverConfig, pick_device
-from agent.bots.timing import TimeBudget
 from agent.solver.tree import DEEPSTACK_SIZING, FCPA
 from native.cards import cards_to_str
 from protocol.bot import BaseBot
@@ -57,16 +61,12 @@ def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: st
 
 def _checked_file(path: str) -> Path:
     """A data file of ``models/`` checked against its manifest entry (sha256)."""
-    from agent.nets.manifest import checked_file
 
     return checked_file(path, " (deepstack buckets builds the bucket tables and check-down matrix)")[0]
 
 
 def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:
     """Per-street re-solving for heads-up no-limit hold'em (DeepStack's table, section 4)."""
-    from agent.nets.buckets import BucketTable
-    from agent.leaves.equity_matrix import CheckdownMatrices
-    from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 
     dev = pick_device(device)
     sizing = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))
@@ -104,9 +104,6 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
         else:
             raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
     if cfg.street_start_values == "solve":
-        from agent.resolving.chance_solve import SolvedChanceValues
-        from agent.solver.handspace import HandSpace
-
         space = HandSpace(game)
         for r in range(3):  # a depth-limited street: the next one is solved when its cards come
             st = streets[r]

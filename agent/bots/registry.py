@@ -6,13 +6,12 @@ from typing import Callable
 
 from agent.bots.baselines import CallBot, RaiseBot, RandomBot
 from agent.bots.config import Config, load_config
+from agent.bots.deepstack import DeepStackBot
 from protocol.bot import Bot
 from protocol.gamedef import Game
 
 
 def _deepstack(game: Game, config: Config, seed: int | None) -> Bot:
-    from agent.bots.deepstack import DeepStackBot
-
     return DeepStackBot(game, config, seed)
 
 

@@ -12,19 +12,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
 
-from agent.training.datagen import (GENERATE_DCFR, GenerateSpec, Situation, both_all_in, draw_situation, forest_groups, format_dcfr,
-                           generate_shard, parse_batch, parse_dcfr, solve_in_forest, solve_situation, solve_situation_checked)
+from agent.nets.manifest import ModelError, checked_file
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
+from agent.training.aux_targets import ALL_FLOPS, aux_values
+from agent.training.datagen import (
+    GENERATE_DCFR,
+    GenerateSpec,
+    Situation,
+    _flop_network,
+    _next_street_leaf,
+    both_all_in,
+    draw_situation,
+    forest_groups,
+    format_dcfr,
+    generate_shard,
+    parse_batch,
+    parse_dcfr,
+    solve_in_forest,
+    solve_situation,
+    solve_situation_checked,
+)
 from protocol.gamedef import load_game
 
 #: DeepStack (supplement): 10M turn situations took 175 core-years, i.e. ~550 core-seconds each
@@ -182,9 +201,6 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str, ch
     if processes == 1:
         fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check, dcfr, batch)
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check, dcfr, batch)
                     for k in range(processes)]
@@ -215,8 +231,6 @@ def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str,
                dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
     """Flop situations solved as ``deepstack generate --street flop`` solves them (the flop's
     betting, the turn network at the leaves for each of the 49 turn cards; CPU) and timed."""
-    from agent.training.datagen import _next_street_leaf
-    from agent.nets.manifest import checked_file
 
     space = HandSpace(load_game("hunl"))
     leaf = _next_street_leaf("hunl", turn_net)
@@ -238,9 +252,6 @@ def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> d
     flop network averaged over all 22100 flops, or a seeded sample of ``aux_flops``) and timed.
     The first situation also buckets the suit-canonical flops it needs (once per process): it
     is reported apart."""
-    from agent.training.aux_targets import ALL_FLOPS, aux_values
-    from agent.training.datagen import _flop_network
-    from agent.nets.manifest import checked_file
 
     game = load_game("hunl")
     space = HandSpace(game)
@@ -316,16 +327,12 @@ def main(argv: list[str]) -> int:
         print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr,
                                     batch)), flush=True)
     if "flop" in streets:
-        from agent.nets.manifest import ModelError
-
         try:
             print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net, dcfr)), flush=True)
         except ModelError as exc:
             print(f"deepstack bench generate: flop skipped: flop situations need a turn network: {exc}", file=sys.stderr)
             return 1
     if "preflop-aux" in streets:
-        from agent.nets.manifest import ModelError
-
         try:
             print(json.dumps(bench_aux(args.aux_situations, args.flop_net, args.aux_flops)), flush=True)
         except ModelError as exc:

@@ -7,7 +7,7 @@ the root strategy (probability) and of the first round's average counterfactual 
 runs the same torch phases on both devices (differences are summation order only); the CPU's
 float32 runs through the fused C kernels, CUDA's through torch, so float32 rows differ more.
 
-Cases: the standard river and turn spots (``agent/spots.yaml``), a flop situation with the
+Cases: the standard river and turn spots (``agent/cli/spots.yaml``), a flop situation with the
 shipped turn network at every depth-limit leaf, and a Leduc round-1 re-solve (CFR-D gadget)
 with the shipped Leduc network at round 2. Without CUDA each case is one row saying it was
 skipped, so the command runs end to end anywhere.
@@ -19,13 +19,23 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
+from agent.cli.solve import DEFAULT_SPOTS
+from agent.leaves.handnet import HandNetLeafValues
+from agent.nets.manifest import load_value_net
+from agent.solver.handspace import HandSpace
 from agent.solver.resolve import Solution, SolverConfig, resolve, solve_ranges
+from agent.solver.spots import load_spots
+from agent.solver.tree import FCPA
+from agent.training.datagen import _next_street_leaf, both_all_in, draw_situation
+from native.cards import cards_to_str
+from protocol.gamedef import load_game
+from protocol.state import HandState
 
 #: the cases, in the order they run
 CASES = ("river", "turn", "flop-net", "leduc-resolve")
@@ -42,27 +52,17 @@ class Case:
 
 
 def _spot_case(name: str, iterations: int) -> Case:
-    from agent.cli.solve import DEFAULT_SPOTS
-    from agent.solver.spots import load_spots
-
     spots, _ = load_spots(DEFAULT_SPOTS)
     spot = spots[name]
 
     def run(config: SolverConfig) -> Solution:
         return solve_ranges(spot.state(), list(spot.ranges), spot.sizing, _with(config, iterations))
 
-    from native.cards import cards_to_str
 
     return Case(name, float(spot.pot), run, {"board": cards_to_str(spot.board)})
 
 
 def _flop_net_case(iterations: int, seed: int = 0) -> Case:
-    from agent.training.datagen import _next_street_leaf, both_all_in, draw_situation
-    from agent.solver.handspace import HandSpace
-    from agent.solver.tree import FCPA
-    from protocol.gamedef import load_game
-    from protocol.state import HandState
-
     game = load_game("hunl")
     space = HandSpace(game)
     rng = np.random.default_rng(seed)
@@ -81,13 +81,6 @@ def _flop_net_case(iterations: int, seed: int = 0) -> Case:
 
 
 def _leduc_case(iterations: int) -> Case:
-    from agent.solver.handspace import HandSpace
-    from agent.nets.manifest import load_value_net
-    from agent.leaves.handnet import HandNetLeafValues
-    from agent.solver.tree import FCPA
-    from protocol.gamedef import load_game
-    from protocol.state import HandState
-
     game = load_game("leduc-limit")
     space = HandSpace(game)
     state = HandState.initial(game)
@@ -110,8 +103,6 @@ def _leduc_case(iterations: int) -> Case:
 
 
 def _with(config: SolverConfig, iterations: int) -> SolverConfig:
-    from dataclasses import replace
-
     return replace(config, iterations=iterations)
 
 

@@ -24,6 +24,7 @@ from agent.bots.config import ConfigError, load_config
 from agent.evaluation.match import decision_think_times, run_match
 from agent.solver.resolve import pick_device
 from protocol.gamedef import load_game
+from protocol.logs import configure_logging
 
 STREETS = ("preflop", "flop", "turn", "river")
 #: DeepStack (Science 2017, GTX 1080): mean think time per action
@@ -45,7 +46,6 @@ def main(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"deepstack bench resolve: error: {exc}", file=sys.stderr)
         return 2
-    from protocol.logs import configure_logging
 
     with tempfile.TemporaryDirectory() as tmp:
         log_dir = Path(args.log_dir or tmp)

@@ -10,10 +10,27 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from agent.bots.config import ConfigError, load_config
+from agent.bots.deepstack import leduc_settings
+from agent.cli.solve import action_name
+from agent.evaluation.aivat import ProfileValue, run_aivat
+from agent.evaluation.aivat_log import log_aivat
+from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
+from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
+from agent.evaluation.match import decision_think_times
+from agent.evaluation.plots import strategy_grids_png, think_times_png, winnings_png
+from agent.evaluation.policies import ProviderFactory
+from agent.evaluation.stats import estimate
 from agent.nets.manifest import ModelError
+from agent.resolving.continual import ContinualResolver
+from agent.solver.handspace import HandSpace
+from agent.solver.ranges import grid
+from agent.solver.tree import FCPA
+from protocol.dealer_log import parse_state_line
 from protocol.gamedef import GameDefError, load_game
+from protocol.matchstate import MatchStateError, parse_matchstate
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -120,15 +137,10 @@ def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.nda
             game = parts[3] if len(parts) > 3 else ""
         if not line.startswith("STATE:"):
             continue
-        fields = line.split(":")
-        try:
-            hand = int(fields[1])
-            by_seat = [float(x) for x in fields[-2].split("|")]
-            names = tuple(fields[-1].split("|"))
-            if len(names) != len(by_seat) or len(set(names)) != len(names):
-                raise ValueError
-        except (IndexError, ValueError):
-            raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}") from None
+        logged = parse_state_line(line, f"{path}:{number}")
+        hand, by_seat, names = logged.hand_id, logged.payoffs, logged.names
+        if len(names) != len(by_seat) or len(set(names)) != len(names):
+            raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}")
         players = players or names
         if set(names) != set(players):
             raise ValueError(f"{path}:{number}: players {', '.join(names)} (the log began with {', '.join(players)})")
@@ -168,8 +180,6 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
 
 
 def run_plot_cli(args: argparse.Namespace) -> int:
-    from agent.evaluation.plots import think_times_png, winnings_png
-
     source, out = Path(args.source), Path(args.out)
     try:
         if not source.is_dir():
@@ -208,7 +218,6 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     decisions = source / "bots.jsonl"
     if decisions.exists():
         streets = ["pre-flop", "flop", "turn", "river"] if game.num_rounds == 4 else [f"round {r + 1}" for r in range(game.num_rounds)]
-        from agent.evaluation.match import decision_think_times
 
         by_street = {k: [1000.0 * t for t in v] for k, v in decision_think_times(decisions, streets).items()}
         by_street = {k: v for k, v in by_street.items() if v}
@@ -233,11 +242,6 @@ def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | N
     """13x13 grids of the DeepStack bot's strategy at the end of a pre-flop betting line (e.g.
     ``""`` for the first decision, ``"r300"`` facing a raise), for every hand it may hold
     there (continual re-solving from the start of the hand; weights: its range)."""
-    from agent.evaluation.plots import strategy_grids_png
-    from agent.evaluation.policies import ProviderFactory
-    from agent.solver.ranges import grid
-    from agent.cli.solve import action_name
-    from protocol.matchstate import MatchStateError, parse_matchstate
 
     if game.deck_size != 52:
         raise ValueError("13x13 grids are for hold'em")
@@ -267,10 +271,7 @@ def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | N
 
 
 def run_aivat_cli(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
 
-    from agent.evaluation.aivat import ProfileValue, run_aivat
-    from agent.evaluation.policies import ProviderFactory
 
     try:
         game = load_game(args.game)
@@ -310,8 +311,6 @@ def _print_estimates(result: dict, scale: float) -> None:
 
 
 def run_aivat_log_cli(args: argparse.Namespace) -> int:
-    from agent.evaluation.aivat_log import log_aivat
-
     source = Path(args.source)
     try:
         if not source.is_dir():
@@ -373,11 +372,7 @@ def check_lbr_run(out: Path, run: dict) -> None:
 
 
 def run_lbr_cli(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
 
-    from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
-    from agent.evaluation.match import estimate
-    from agent.evaluation.policies import ProviderFactory
 
     try:
         game = load_game(args.game)
@@ -413,12 +408,12 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     est = estimate(values, game.big_blind)
     result = {
         "game": args.game, "bot": args.bot, "setting": args.setting, "hands": len(values),
-        "lbr_mbb_g": est.mean, "ci95_mbb_g": est.half_width, "seconds": round(time.perf_counter() - start, 1),
+        "lbr_mbb_g": est.mean, "ci95_mbb_g": est.ci95, "seconds": round(time.perf_counter() - start, 1),
     }
     # the same hands, estimated with less variance (unbiased; agent.evaluation.lbr.HandResult says how)
     for name, per_hand in estimates.items():
         e = estimate(per_hand, game.big_blind)
-        result.update({f"{name}_mbb_g": e.mean, f"{name}_ci95_mbb_g": e.half_width})
+        result.update({f"{name}_mbb_g": e.mean, f"{name}_ci95_mbb_g": e.ci95})
     # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
     result["bot_fold"] = fold_summary(queries, game.num_rounds)
     if out is not None:
@@ -441,12 +436,6 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from agent.bots.deepstack import leduc_settings
-    from agent.resolving.continual import ContinualResolver
-    from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
-    from agent.solver.handspace import HandSpace
-    from agent.solver.tree import FCPA
-
     tool = f"deepstack eval {args.eval_command}"
     try:
         game = load_game(args.game)

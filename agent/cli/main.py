@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+from agent.bots.config import ConfigError, HoldemModels, load_config
+from agent.bots.deepstack import _checked_file
 from agent.bots.registry import bot_names, make_bot
-from agent.bots.config import ConfigError, load_config
-from agent.nets.manifest import ModelError
+from agent.cli import eval as eval_cli
+from agent.cli import solve as solve_cli
+from agent.evaluation.match import run_match
+from agent.leaves.equity_matrix import preflop_matrix, save_preflop
+from agent.nets.buckets import BucketTable, PreflopClasses, fit_buckets
+from agent.nets.encoding import SituationEncoder
+from agent.nets.manifest import ModelError, register_model
+from agent.solver.handspace import HandSpace
+from agent.solver.resolve import SpotError, pick_device
+from agent.training.cluster import ClusterError, generate_on_ray
+from agent.training.datagen import GENERATE_DCFR, DataFolderError, GenerateSpec, generate, is_hand_level, load_next_net, parse_batch, parse_dcfr
+from agent.training.train import TrainSpec, train
+from protocol.client import play
+from protocol.dealer import main as dealer_main
 from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
 from protocol.logs import configure_logging
 
@@ -44,8 +61,6 @@ def _run_play(args: argparse.Namespace) -> int:
         print(f"deepstack play: error: {exc}", file=sys.stderr)
         return 2
     if args.device is not None:
-        from dataclasses import replace
-
         config = replace(config, device=args.device)
     configure_logging(config.logging.level, args.log_json or config.logging.json_path)
     game = _load_game_or_exit(args.game)
@@ -55,7 +70,6 @@ def _run_play(args: argparse.Namespace) -> int:
     except (ValueError, ModelError) as exc:
         print(f"deepstack play: error: {exc}", file=sys.stderr)
         return 2
-    from protocol.client import play
 
     try:
         summary = play(game, bot, args.host, args.port, connect_timeout=config.client.connect_timeout_s)
@@ -97,8 +111,6 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_match(args: argparse.Namespace) -> int:
-    from agent.evaluation.match import run_match
-
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -144,8 +156,6 @@ def _add_dealer(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_dealer(argv: Sequence[str]) -> int:
-    from protocol.dealer import main as dealer_main
-
     return dealer_main(argv)
 
 
@@ -192,15 +202,12 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from agent.training.datagen import DataFolderError, GenerateSpec, generate
-
     game = _load_game_or_exit(args.game)
     next_net = None
     if args.street is not None:
         if game.deck_size <= 12 or args.round is not None:
             print("deepstack generate: error: --street is for hold'em games and replaces --round", file=sys.stderr)
             return 2
-        from agent.bots.config import HoldemModels
 
         args.round = {"turn": 2, "flop": 1, "preflop-aux": 0}[args.street]
         if args.street == "flop":
@@ -208,9 +215,6 @@ def _run_generate(args: argparse.Namespace) -> int:
         elif args.street == "preflop-aux":
             next_net = args.flop_net or HoldemModels().flop_net
         if next_net is not None:
-            from agent.training.datagen import load_next_net
-            from agent.nets.manifest import ModelError
-
             try:  # fail now, not in the first shard
                 load_next_net(next_net, "turn" if args.street == "flop" else "flop")
             except ModelError as exc:
@@ -227,8 +231,6 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
         return 2
-    from agent.training.datagen import GENERATE_DCFR, is_hand_level, parse_batch, parse_dcfr
-    from agent.solver.resolve import SpotError, pick_device
 
     try:
         alpha, beta, gamma = GENERATE_DCFR if args.dcfr is None else parse_dcfr(args.dcfr)
@@ -254,8 +256,6 @@ def _run_generate(args: argparse.Namespace) -> int:
                         batch=batch)
     try:
         if args.ray_address is not None:
-            from agent.training.cluster import ClusterError, generate_on_ray
-
             try:
                 stats = generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
             except ClusterError as exc:
@@ -303,9 +303,6 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from agent.solver.handspace import HandSpace
-    from agent.training.train import TrainSpec, train
-
     game = _load_game_or_exit(args.game)
     spec = TrainSpec(
         epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_late=args.lr_late, lr_drop_epoch=args.lr_drop_epoch,
@@ -319,11 +316,6 @@ def _run_train(args: argparse.Namespace) -> int:
                 canonical_space=space,
             )
         else:
-            from agent.bots.deepstack import _checked_file
-            from agent.nets.buckets import BucketTable, PreflopClasses
-            from agent.bots.config import HoldemModels
-            from agent.nets.encoding import SituationEncoder
-
             if args.street not in ("turn", "flop", "preflop-aux"):
                 raise ValueError("hold'em networks need --street turn, flop or preflop-aux")
             if args.street == "preflop-aux":
@@ -368,10 +360,6 @@ def _add_buckets(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_buckets(args: argparse.Namespace) -> int:
-    from agent.nets.buckets import fit_buckets
-    from agent.leaves.equity_matrix import preflop_matrix, save_preflop
-    from agent.nets.manifest import register_model
-
     out = Path(args.out)
     command = "deepstack " + " ".join(sys.argv[1:])
     for street in ("flop", "turn"):
@@ -388,8 +376,6 @@ def _run_buckets(args: argparse.Namespace) -> int:
                        seconds=stats["seconds"])
         print(f"{street}: {args.buckets} buckets from {int(stats['hands'])} hands, mean EMD {stats['mean_emd']:.4f}, {stats['seconds']:.0f} s -> {path}")
     if args.street in ("preflop", "all"):
-        import time
-
         start = time.perf_counter()
         matrix = preflop_matrix(args.preflop_boards, seed=args.seed)
         path = out / "preflop-checkdown.npz"
@@ -402,17 +388,15 @@ def _run_buckets(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- solve / bench
 def _add_solve(sub: argparse._SubParsersAction) -> None:
-    from agent.cli.solve import add_parser
-
-    add_parser(sub)
+    solve_cli.add_parser(sub)
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> None:
-    from agent.cli.eval import add_parser
-
-    add_parser(sub)
+    eval_cli.add_parser(sub)
 
 
+#: the benchmark suites, imported by name when one runs (each pulls in what it measures; the
+#: name table also gives ``bench``'s choices without importing them)
 BENCHES = {
     "solver": "agent.cli.solve:bench_main",
     "native": "native.bench:main",
@@ -436,8 +420,6 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    import importlib
-
     module, _, func = BENCHES[args.suite].partition(":")
     return int(getattr(importlib.import_module(module), func)(list(args.options)))
 

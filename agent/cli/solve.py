@@ -14,11 +14,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
 from agent.solver.resolve import SolverConfig, SpotError, pick_device, solve_ranges
 from agent.solver.spots import Spot, load_spots, make_spot
 from agent.solver.tree import DEEPSTACK_SIZING
+from native.cards import cards_from_str
+from protocol.gamedef import load_game
 from protocol.state import ActionKind, HandState
 
 #: The standard benchmark spots, shipped with the package.
@@ -127,8 +130,6 @@ def run_solve(args: argparse.Namespace) -> int:
     freqs = {n: float((strategy[i] * own).sum() / own.sum()) for i, n in enumerate(names)}
     grids = {n: grid(strategy[i], own) for i, n in enumerate(names)}
     if args.plot:
-        from agent.evaluation.plots import strategy_grids_png
-
         strategy_grids_png(args.plot, grids, title=f"{spot.describe()} - {'OOP' if player == 0 else 'IP'} to act")
     if args.json:
         out: dict[str, Any] = {
@@ -221,8 +222,6 @@ def bench_spots(path: Path, names: list[str], device: str) -> list[dict[str, Any
 
 def bench_deepstack(device: str, iterations: dict[str, int]) -> list[dict[str, Any]]:
     """Full-range DeepStack re-solves (1326 hands each) on a real HUNL state."""
-    from native.cards import cards_from_str
-    from protocol.gamedef import load_game
 
     game = load_game("hunl")
     space = HandSpace(game)

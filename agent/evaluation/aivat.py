@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations, permutations
-from math import sqrt
+from math import comb
 from typing import Callable, Sequence
 
 import numpy as np
 
-from agent.solver.handspace import HandSpace
 from agent.evaluation.policies import StrategyProvider
+from agent.evaluation.stats import Estimate, estimate
+from agent.solver.handspace import HandSpace
 from protocol.gamedef import Game
 from protocol.state import Action, HandState
 
@@ -137,8 +138,6 @@ def _next_state_after(trace: HandTrace, waiting: HandState) -> HandState:
 
 
 def _count_deals(game: Game) -> int:
-    from math import comb
-
     n, k = game.deck_size, game.num_hole_cards
     return comb(n, k) * comb(n - k, k)
 
@@ -198,24 +197,6 @@ class ProfileValue:
             sign = float(np.sign(a - b))
             total += np.array([sign, -sign]) * amount
         return total / len(boards)
-
-
-@dataclass
-class Estimate:
-    mean: float
-    ci95: float
-    std: float
-    n: int
-
-    def to_dict(self, scale: float = 1.0) -> dict[str, float]:
-        return {"mean": self.mean * scale, "ci95": self.ci95 * scale, "std": self.std * scale, "n": self.n}
-
-
-def estimate(values: Sequence[float]) -> Estimate:
-    arr = np.asarray(values, dtype=np.float64)
-    n = len(arr)
-    std = float(arr.std(ddof=1)) if n > 1 else 0.0
-    return Estimate(float(arr.mean()) if n else 0.0, 1.96 * std / sqrt(n) if n > 1 else float("inf"), std, n)
 
 
 def run_aivat(game: Game, ours: StrategyProvider, opponent: StrategyProvider, value: ValueFn, hands: int, seed: int = 0,

@@ -35,48 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.evaluation.aivat import Estimate, estimate
-from native.cards import cards_from_str, cards_to_str
+from agent.evaluation.stats import Estimate, estimate
+from agent.solver.handspace import HandSpace
+from native.cards import cards_to_str
 from native.evaluator import evaluate
+from protocol.dealer_log import LoggedHand, read_hands
 from protocol.gamedef import Game
 from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, HandState, raise_to
-
-
-@dataclass(frozen=True)
-class LoggedHand:
-    """One ``STATE`` line of a dealer log."""
-
-    hand_id: int
-    betting: str
-    holes: tuple[tuple[int, ...], ...]
-    board: tuple[int, ...]
-    payoffs: tuple[float, ...]
-    names: tuple[str, ...]
-
-
-def parse_state_line(line: str, where: str) -> LoggedHand:
-    """``STATE:<hand>:<betting>:<hole|hole/board...>:<payoff|payoff>:<name|name>``."""
-    fields = line.rstrip("\r\n").split(":")
-    if len(fields) != 6 or fields[0] != "STATE":
-        raise ValueError(f"{where}: not a dealer STATE line: {line[:80]!r}")
-    try:
-        groups = fields[3].split("/")
-        holes = tuple(cards_from_str(h) for h in groups[0].split("|"))
-        board = tuple(c for g in groups[1:] for c in cards_from_str(g))
-        payoffs = tuple(float(x) for x in fields[4].split("|"))
-        return LoggedHand(int(fields[1]), fields[2], holes, board, payoffs, tuple(fields[5].split("|")))
-    except ValueError as exc:
-        raise ValueError(f"{where}: bad STATE line ({exc}): {line[:80]!r}") from None
-
-
-def read_hands(path: Path) -> list[LoggedHand]:
-    hands = []
-    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        if line.startswith("STATE:"):
-            hands.append(parse_state_line(line, f"{path}:{number}"))
-    if not hands:
-        raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
-    return hands
 
 
 def _tokens(text: str, game: Game) -> list[Action]:
@@ -273,7 +238,6 @@ def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | N
     """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
     (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
     the two corrections are independent, so they add up."""
-    from agent.solver.handspace import HandSpace
 
     if action_values not in ("checkdown", "bot"):
         raise ValueError(f"action values must be 'checkdown' or 'bot', not {action_values!r}")

@@ -18,8 +18,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agent.solver.cfr import Solver, Variant, exploitability
 from agent.resolving.continual import ContinualResolver, HandMemory
+from agent.solver.cfr import Solver, Variant, exploitability
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import Lookahead, compile_lookahead
 from agent.solver.tree import BetSizing, NodeKind, build_tree

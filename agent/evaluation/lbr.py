@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+import torch
 
-from agent.solver.handspace import HandSpace
 from agent.evaluation.policies import StrategyProvider
+from agent.solver.handspace import HandSpace
 from native.equity import hand_equities
 from native.evaluator import evaluate
 from protocol.gamedef import Game
@@ -473,7 +474,6 @@ def share_the_cores(workers: int) -> None:
     Left alone, every worker starts as many threads as the machine has cores, so N workers
     oversubscribe it N-fold and the threads that spin waiting for work take time from the
     workers that have some."""
-    import torch
 
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 

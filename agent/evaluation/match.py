@@ -9,8 +9,6 @@ the seats swapped, and the per-deal average is the duplicate estimate.
 from __future__ import annotations
 
 import json
-
-import math
 import shlex
 import subprocess
 import threading
@@ -18,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from agent.bots.registry import bot_names, make_bot
 from agent.bots.config import Config
+from agent.bots.registry import bot_names, make_bot
+from agent.evaluation.stats import estimate
 from protocol.client import ClientSummary, play
 from protocol.dealer import (
     DEFAULT_T_HAND_MS,
@@ -61,29 +60,6 @@ def parse_seat(text: str) -> SeatSpec:
     if text not in bot_names():
         raise ValueError(f"unknown bot {text!r}; known bots: {', '.join(bot_names())}, or cmd:COMMAND")
     return SeatSpec(text=text, bot=text)
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """Mean and 95% confidence half-width of a per-hand quantity, in mbb/g."""
-
-    mean: float
-    half_width: float
-    n: int
-
-    def __str__(self) -> str:
-        return f"{self.mean:+.1f} ± {self.half_width:.1f} mbb/g"
-
-
-def estimate(values: Sequence[float], unit: float) -> Estimate:
-    """mbb/g (``unit`` chips = one big blind) with a normal 95% confidence interval."""
-    n = len(values)
-    if n == 0:
-        return Estimate(0.0, math.inf, 0)
-    scaled = [1000.0 * v / unit for v in values]
-    mean = sum(scaled) / n
-    var = sum((x - mean) ** 2 for x in scaled) / (n - 1) if n > 1 else math.inf
-    return Estimate(mean, 1.96 * math.sqrt(var / n), n)
 
 
 @dataclass

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.solver.ranges import RANKS_DESC, class_label
+
 
 def _pyplot():
+    # imported here: matplotlib costs ~0.5 s at import (measured), paid only when a PNG is drawn
     import matplotlib
 
     matplotlib.use("Agg")
@@ -19,7 +22,6 @@ def _pyplot():
 
 def strategy_grids_png(path: str | Path, grids: dict[str, np.ndarray], title: str = "") -> None:
     """One 13x13 heat map per action (frequency of the action in each hand class)."""
-    from agent.solver.ranges import RANKS_DESC, class_label
 
     plt = _pyplot()
     n = len(grids)

@@ -10,12 +10,18 @@ other events.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import replace
 
 import numpy as np
 
+from agent.bots.baselines import random_actions
+from agent.bots.config import load_config
+from agent.bots.deepstack import hunl_settings, is_hunl, leduc_settings
 from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
-from agent.solver.resolve import Solution
+from agent.solver.resolve import Solution, SolverConfig, solve_ranges
+from agent.solver.tree import FCPA
+from protocol.gamedef import load_game
 from protocol.state import CALL, Action, HandState
 
 
@@ -51,8 +57,6 @@ class RandomProvider(StrategyProvider):
         self.space = space
 
     def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
-        from agent.bots.baselines import random_actions
-
         actions = random_actions(state)
         return actions, np.full((len(actions), self.space.size), 1.0 / len(actions))
 
@@ -122,10 +126,7 @@ class ProviderFactory:
         self.iterations = iterations
 
     def __call__(self) -> StrategyProvider:
-        from dataclasses import replace
 
-        from agent.bots.config import load_config
-        from protocol.gamedef import load_game
 
         game = load_game(self.game_name)
         space = HandSpace(game)
@@ -134,24 +135,18 @@ class ProviderFactory:
         if self.bot == "random":
             return RandomProvider(space)
         if self.bot == "equilibrium":
-            from agent.solver.resolve import SolverConfig, solve_ranges
-            from agent.solver.tree import FCPA
-
             if game.deck_size > 6:
                 raise ValueError("an exact equilibrium is only available for Leduc games")
             sol = solve_ranges(HandState.initial(game), [space.uniform(), space.uniform()], FCPA,
                                SolverConfig(iterations=self.iterations or 2000, device="cpu", dtype="float64"))
             return SolutionProvider(sol)
         if self.bot == "deepstack":
-            from agent.bots.deepstack import leduc_settings
-
             config = load_config(self.config_path)
             if game.deck_size == 6:
                 cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
                 if self.iterations:
                     cfg = replace(cfg, iterations=self.iterations)
                 return ResolverProvider(ContinualResolver(space, leduc_settings(game, space, cfg, "cpu")))
-            from agent.bots.deepstack import hunl_settings, is_hunl
 
             if is_hunl(game):
                 hc = config.bot.hunl

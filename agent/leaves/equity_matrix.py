@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from itertools import combinations
+from math import comb
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from native.cards import holdem_hand_cards
+from native._native import ffi, lib
+from native.cards import hands_blocked_by, holdem_hand_cards
 from native.showdown import BoardTable
 
 
@@ -47,9 +49,7 @@ def exact_matrix(board: tuple[int, ...]) -> torch.Tensor:
     instead of ~15 s of dense tensor passes); two compatible hands that the board does not
     block are both valid on exactly C(remaining - 4, missing) runouts, so the sum is divided
     by that count."""
-    from math import comb
 
-    from native._native import ffi, lib
 
     remaining = [c for c in range(52) if c not in board]
     missing = 5 - len(board)
@@ -66,8 +66,6 @@ def exact_matrix(board: tuple[int, ...]) -> torch.Tensor:
 
 
 def _blocked_by(board: tuple[int, ...]) -> np.ndarray:
-    from native.cards import hands_blocked_by
-
     return np.asarray(hands_blocked_by(board), dtype=bool)
 
 

@@ -15,12 +15,12 @@ from math import comb
 import numpy as np
 import torch
 
-from agent.nets.encoding import board_features, canonical_permutation, pot_scale
-from agent.solver.handspace import HandSpace
 from agent.leaves.checkdown import CheckdownEvaluator
-from agent.solver.lookahead import LeafInfo, Lookahead
-from agent.nets.valuenet import NetOnDevices
 from agent.leaves.snapshot import LeafSnapshot
+from agent.nets.encoding import board_features, canonical_permutation, pot_scale
+from agent.nets.valuenet import NetOnDevices
+from agent.solver.handspace import HandSpace
+from agent.solver.lookahead import LeafInfo, Lookahead
 
 
 class _LeafBatch:

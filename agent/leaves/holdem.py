@@ -21,12 +21,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from agent.nets.buckets import BucketTable, preflop_classes
-from agent.leaves.snapshot import LeafSnapshot
-from agent.nets.encoding import bucket_ranges, hand_values
 from agent.leaves.equity_matrix import CheckdownMatrices
-from agent.solver.lookahead import LeafInfo, Lookahead
+from agent.leaves.snapshot import LeafSnapshot
+from agent.nets.buckets import BucketTable, preflop_classes
+from agent.nets.encoding import bucket_ranges, hand_values
 from agent.nets.valuenet import NetOnDevices
+from agent.solver.lookahead import LeafInfo, Lookahead
 from native.cards import hands_blocked_by
 from protocol.gamedef import Game
 

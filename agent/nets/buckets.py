@@ -19,8 +19,10 @@ from typing import Callable, Literal
 import numpy as np
 import torch
 
+from agent.nets.manifest import ModelError
 from agent.solver.ranges import hand_class_cell
 from native.cards import NUM_HOLDEM_HANDS
+from native.equity import equity_histograms
 
 Street = Literal["flop", "turn"]
 BOARD_SIZE = {"flop": 3, "turn": 4}
@@ -46,7 +48,6 @@ class PreflopClasses:
 
 def histogram_cdfs(board: tuple[int, ...], bins: int) -> np.ndarray:
     """``[1326, bins]`` cumulative equity histograms (rows of blocked hands are all zero)."""
-    from native.equity import equity_histograms
 
     hist = np.asarray(equity_histograms(board, bins), dtype=np.float32)
     return np.cumsum(hist, axis=1)
@@ -105,8 +106,6 @@ class BucketTable:
 
     @classmethod
     def load(cls, path: Path) -> "BucketTable":
-        from agent.nets.manifest import ModelError
-
         try:
             with np.load(path) as z:
                 street = str(z["street"])

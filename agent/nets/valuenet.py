@@ -10,6 +10,7 @@ sum of the two players' values, so that the prediction is exactly zero-sum.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 
 import torch
@@ -80,8 +81,6 @@ class NetOnDevices:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         net = self._copies.get(x.device)
         if net is None:
-            import copy
-
             net = copy.deepcopy(self.net).to(x.device)
             self._copies[x.device] = net
         with torch.no_grad():

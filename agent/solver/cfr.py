@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from agent.solver.lookahead import LeafInfo, Lookahead
+from native.showdown import IndexedTerminalRows
 
 Algorithm = Literal["cfr+", "hybrid", "dcfr", "dcfr+"]
 
@@ -564,7 +565,6 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
     backend = te.kernel()
     if backend.backend != "c":
         return None
-    from native.showdown import IndexedTerminalRows
 
     kernel = backend.kernel
     fold_rows, showdown_rows = la.fold_rows.numpy(), la.showdown_rows.numpy()

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from native.cards import cards_to_str, holdem_hand_cards
+from native.evaluator import evaluate
 from protocol.gamedef import DeckConvention, Game
 
 
@@ -83,7 +84,6 @@ class HandSpace:
 
     def strengths(self, board: Sequence[int]) -> np.ndarray:
         """Hand values (higher wins) of every hand with the full ``board``; -1 where blocked."""
-        from native.evaluator import evaluate
 
         board_arr = np.asarray(board, dtype=np.uint8)
         rows = np.concatenate([self.cards, np.broadcast_to(board_arr, (self.size, len(board_arr)))], axis=1)

@@ -23,6 +23,7 @@ of any decision; missing actions are masked).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import combinations
 from math import comb
 from typing import Sequence
 
@@ -285,6 +286,4 @@ def compile_lookahead(
 
 
 def _combinations(cards: list[int], n: int) -> list[tuple[int, ...]]:
-    from itertools import combinations
-
     return list(combinations(cards, n))

@@ -16,7 +16,7 @@ from typing import Literal, Sequence
 import numpy as np
 import torch
 
-from agent.solver.cfr import Algorithm, Gadget, LeafValueFn, SolveResult, Solver, Variant, exploitability
+from agent.solver.cfr import Algorithm, Gadget, LeafValueFn, Solver, SolveResult, Variant, exploitability
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import Lookahead, compile_lookahead
 from agent.solver.tree import BetSizing, Node, NodeKind, build_tree

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from tqdm import tqdm
 
 from agent.training.datagen import GenerateSpec, missing_shards, shard_path, start_output, timed_shard, write_atomic
@@ -25,8 +26,6 @@ class ClusterError(RuntimeError):
 
 
 def _solve_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, np.ndarray], float]:
-    import torch
-
     torch.set_num_threads(spec.threads)
     return timed_shard(spec, index, count)
 

@@ -18,27 +18,29 @@ import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
+from agent.bots.config import HoldemModels
+from agent.leaves.checkdown import CheckdownEvaluator
+from agent.leaves.holdem import BucketNetLeafValues
+from agent.nets.buckets import BucketTable
+from agent.nets.encoding import board_features, pot_scale
+from agent.nets.manifest import ModelError, checked_file, code_version, load_value_net
 from agent.solver.batched import BatchSpot, solve_batch
-from agent.solver.cfr import LeafValueFn, exploitability
+from agent.solver.cfr import LeafValueFn, Variant, exploitability
 from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
 from agent.solver.handspace import HandSpace
-from agent.nets.encoding import board_features, pot_scale
-from agent.nets.manifest import code_version
-from agent.leaves.checkdown import CheckdownEvaluator
-from agent.training.rangegen import recursive_range, strength_order
 from agent.solver.resolve import SolverConfig, pick_device, solve_ranges
 from agent.solver.tree import FCPA, build_tree
+from agent.training.aux_targets import ALL_FLOPS, FlopBuckets, aux_values
+from agent.training.rangegen import recursive_range, strength_order
+from native.equity import hand_equities
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
-
-if TYPE_CHECKING:
-    from agent.training.aux_targets import FlopBuckets
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,6 @@ def parse_dcfr(text: str) -> tuple[float, float, float]:
         alpha, beta, gamma = (float(x) for x in parts)
     except ValueError:
         raise ValueError(f"DCFR parameters must be ALPHA,BETA,GAMMA (three numbers, BETA may be -inf), not {text!r}") from None
-    from agent.solver.cfr import Variant
 
     Variant("dcfr", alpha=alpha, beta=beta, gamma=gamma)  # checks the values
     return alpha, beta, gamma
@@ -167,7 +168,6 @@ def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> S
 def _equity_strength(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
     if not board:
         return _preflop_strength()
-    from native.equity import hand_equities
 
     eq = np.asarray(hand_equities(board), dtype=np.float64)
     return np.where(np.isfinite(eq), eq, -1.0)
@@ -178,8 +178,6 @@ def _preflop_strength() -> np.ndarray:
     """Pre-flop strength of each hand: its mean check-down result (-1 to 1, below zero for the
     weaker half) against every hand it can meet, from the shipped pre-flop check-down matrix
     (exact equities take minutes per call)."""
-    from agent.bots.config import HoldemModels
-    from agent.nets.manifest import checked_file
 
     path, _ = checked_file(HoldemModels().preflop_checkdown, " (deepstack buckets --street preflop builds it)")
     with np.load(path) as z:
@@ -340,7 +338,6 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
 def load_next_net(path: str, street: str) -> tuple[torch.jit.ScriptModule, dict]:
     """The network of ``street`` at ``path``, checked against its manifest entry (and refused,
     with a message naming it, when it is missing, damaged or made for another street)."""
-    from agent.nets.manifest import ModelError, load_value_net
 
     net, entry = load_value_net(path)
     if entry.get("street") != street:
@@ -352,9 +349,6 @@ def load_next_net(path: str, street: str) -> tuple[torch.jit.ScriptModule, dict]
 def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
     """The turn network as depth-limit leaves of flop solves (loaded once per process; its
     bucket table is the one its manifest entry names)."""
-    from agent.nets.buckets import BucketTable
-    from agent.leaves.holdem import BucketNetLeafValues
-    from agent.nets.manifest import checked_file
 
     net, entry = load_next_net(net_path, "turn")
     table = BucketTable.load(checked_file(entry["buckets_file"])[0])
@@ -363,17 +357,12 @@ def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
 
 @lru_cache(maxsize=1)
 def _flop_network(net_path: str) -> tuple[torch.jit.ScriptModule, FlopBuckets]:
-    from agent.training.aux_targets import FlopBuckets
-    from agent.nets.buckets import BucketTable
-    from agent.nets.manifest import checked_file
-
     net, entry = load_next_net(net_path, "flop")
     return net, FlopBuckets(BucketTable.load(checked_file(entry["buckets_file"])[0]))
 
 
 def _aux_situation(spec: GenerateSpec, sit: Situation, rng: np.random.Generator) -> np.ndarray:
     """Auxiliary target: the flop network averaged over the flops (all, or a seeded sample)."""
-    from agent.training.aux_targets import ALL_FLOPS, aux_values
 
     game = load_game(spec.game)
     net, flops = _flop_network(str(spec.next_net))
@@ -479,8 +468,6 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     recorded = _recorded_meta(out) if out.exists() else None
     next_net_sha256 = None
     if spec.next_net is not None:
-        from agent.nets.manifest import ModelError, checked_file
-
         # which network made the targets: the path alone may later hold a retrained one
         try:
             next_net_sha256 = checked_file(spec.next_net)[1]["sha256"]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from agent.evaluation.aivat import ActionEvent, HandTrace, ProfileValue, aivat_value, board_completions, private_deals, run_aivat
-from agent.solver.handspace import HandSpace
 from agent.evaluation.policies import CallProvider, ProviderFactory, RandomProvider, StrategyProvider
+from agent.solver.handspace import HandSpace
 from protocol.gamedef import Game
 from protocol.state import HandState
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from agent.training.aux_targets import ALL_FLOPS, FLOP_WEIGHT, FlopBuckets, aux_values
+from agent.bots.config import HoldemModels
 from agent.bots.deepstack import _checked_file
 from agent.nets.buckets import BucketTable
-from agent.bots.config import HoldemModels
+from agent.training.aux_targets import ALL_FLOPS, FLOP_WEIGHT, FlopBuckets, aux_values
 
 
 @pytest.fixture(scope="module")

@@ -1,22 +1,22 @@
-"""The opponent's values at the start of a street by solving that street (agent/chance_solve.py)."""
+"""The opponent's values at the start of a street by solving that street (agent/resolving/chance_solve.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agent.bots.deepstack import hunl_settings
-from agent.resolving.chance_solve import SolvedChanceValues
 from agent.bots.config import HoldemBotConfig, HoldemModels
-from agent.leaves.snapshot import LeafSnapshot
-from agent.resolving.continual import StreetSettings
-from agent.training.datagen import draw_situation
+from agent.bots.deepstack import hunl_settings
 from agent.leaves.equity_matrix import CheckdownMatrices
-from agent.solver.handspace import HandSpace
 from agent.leaves.holdem import CheckdownLeafValues
+from agent.leaves.snapshot import LeafSnapshot
 from agent.nets.manifest import checked_file
+from agent.resolving.chance_solve import SolvedChanceValues
+from agent.resolving.continual import StreetSettings
+from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import DEEPSTACK_SIZING
+from agent.training.datagen import draw_situation
 from protocol.gamedef import Game
 
 SIZING = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from agent.bots.config import BotConfig, Config, LeducBotConfig
-from agent.resolving.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
 from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
-from agent.solver.handspace import HandSpace
 from agent.nets.manifest import ModelError, load_value_net
+from agent.resolving.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
+from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import FCPA, bet_actions
 from native.cards import cards_from_str

@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from agent.solver.cfr import Gadget, Solver, exploitability
 from agent.cli.main import main
+from agent.solver.cfr import Gadget, Solver, exploitability
+from agent.solver.forest import LEAF_ROWS_PER_BOARD, forest_cost_rows, lookahead_rows, memory_budget_rows, pack, solve_forest
+from agent.solver.handspace import HandSpace
+from agent.solver.lookahead import compile_lookahead
+from agent.solver.resolve import SolverConfig, SpotError
+from agent.solver.tree import FCPA, build_tree
 from agent.training.datagen import (
     GenerateSpec,
     Situation,
@@ -23,11 +28,6 @@ from agent.training.datagen import (
     solve_situation,
     solve_situations,
 )
-from agent.solver.forest import LEAF_ROWS_PER_BOARD, forest_cost_rows, lookahead_rows, memory_budget_rows, pack, solve_forest
-from agent.solver.handspace import HandSpace
-from agent.solver.lookahead import compile_lookahead
-from agent.solver.resolve import SolverConfig, SpotError
-from agent.solver.tree import FCPA, build_tree
 from protocol.gamedef import Game
 from protocol.state import HandState
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from agent.leaves.equity_matrix import CheckdownMatrices
-from agent.solver.handspace import HandSpace
 from agent.leaves.holdem import CheckdownLeafValues, _PerLookahead
+from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.tree import DEEPSTACK_SIZING
 from models import __file__ as models_init
@@ -50,7 +50,7 @@ def test_checkdown_matrix_kernel_matches_dense_sum(board: tuple[int, ...]) -> No
 
     import torch
 
-    from agent import equity_matrix as em
+    from agent.leaves import equity_matrix as em
 
     remaining = [c for c in range(52) if c not in board]
     total, count = em._accumulate([tuple(board) + e for e in combinations(remaining, 5 - len(board))])

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.bots.deepstack import DeepStackBot, hunl_settings
 from agent.bots.config import StreetConfig, WarmStartConfig, load_config
+from agent.bots.deepstack import DeepStackBot, hunl_settings
 from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from agent.cli.main import main
-from agent.solver.handspace import HandSpace
 from agent.evaluation.lbr import LBRSetting, plan_chunks, range_expected_winnings, resumed_hands, run_lbr
-from agent.evaluation.match import estimate
 from agent.evaluation.policies import ProviderFactory
+from agent.evaluation.stats import estimate
+from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str as parse_cards
 from protocol.gamedef import load_game
 from protocol.state import CALL, FOLD, HandState
@@ -29,7 +29,7 @@ def test_lbr_crushes_call_and_random(game_name: str) -> None:
         estimates: dict[str, list[float]] = {}
         realised = run_lbr(game, ProviderFactory(game_name, bot), setting, 1500, seed=3, estimates=estimates)
         est = estimate(realised, game.big_blind)
-        assert est.mean - est.half_width > 1000, (bot, est)  # thousands of mbb/g
+        assert est.mean - est.ci95 > 1000, (bot, est)  # thousands of mbb/g
         assert set(estimates) == {"range_expected", "aivat"}
         for name, values in estimates.items():
             diff = np.array(realised) - np.array(values)
@@ -102,7 +102,7 @@ def test_lbr_does_not_beat_an_equilibrium() -> None:
     game = load_game("leduc")
     setting = LBRSetting.parse("fcp/fcp", 2)
     est = estimate(run_lbr(game, ProviderFactory("leduc", "equilibrium", iterations=1500), setting, 3000, seed=4, chunk=3000), game.big_blind)
-    assert est.mean - est.half_width < 0, est  # no significant win
+    assert est.mean - est.ci95 < 0, est  # no significant win
 
 
 def test_settings_parse_and_refuse() -> None:
@@ -273,8 +273,8 @@ def test_checkdown_outcome_matches_a_direct_enumeration(game_name: str, board_le
 
     import numpy as np
 
-    from agent.solver.handspace import HandSpace
     from agent.evaluation.lbr import checkdown_outcome
+    from agent.solver.handspace import HandSpace
     from native.evaluator import evaluate
 
     game = load_game(game_name)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli.main import main
 from agent.cli.eval import match_series, read_dealer_log
+from agent.cli.main import main
 
 
 def test_plot_of_a_duplicate_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

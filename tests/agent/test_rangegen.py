@@ -1,13 +1,13 @@
-"""The training situations' ranges: DeepStack's recursive generator R(S, p) (agent/rangegen.py)
-as generation draws them (agent/datagen.py draw_situation), on real boards and hand strengths."""
+"""The training situations' ranges: DeepStack's recursive generator R(S, p) (agent/training/rangegen.py)
+as generation draws them (agent/training/datagen.py draw_situation), on real boards and hand strengths."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agent.training.datagen import draw_situation
 from agent.solver.handspace import HandSpace
+from agent.training.datagen import draw_situation
 from agent.training.rangegen import recursive_range, strength_order
 from native.cards import cards_from_str
 from protocol.gamedef import load_game

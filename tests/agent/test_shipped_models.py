@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from agent.bots.deepstack import hunl_settings
 from agent.bots.config import HoldemBotConfig, StreetConfig
-from agent.solver.handspace import HandSpace
+from agent.bots.deepstack import hunl_settings
 from agent.nets.manifest import MODELS_DIR, checked_file, load_value_net
+from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.tree import DEEPSTACK_SIZING
 from protocol.gamedef import Game

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli.main import main
 from agent.bots.timing import TimeBudget
+from agent.cli.main import main
 
 
 def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import json
 import math
-
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from agent.solver.batched import BatchSpot, solve_batch
-from agent.training.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
-from agent.solver.handspace import HandSpace
-from agent.nets.manifest import load_value_net, sha256_of
 from agent.leaves.handnet import HandNetLeafValues
-from agent.solver.resolve import SolverConfig, solve_ranges
-from agent.training.train import TrainSpec, train
-from agent.solver.tree import FCPA
+from agent.nets.manifest import load_value_net, sha256_of
 from agent.nets.valuenet import NetSpec, ValueNet
+from agent.solver.batched import BatchSpot, solve_batch
+from agent.solver.handspace import HandSpace
+from agent.solver.resolve import SolverConfig, solve_ranges
+from agent.solver.tree import FCPA
+from agent.training.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
+from agent.training.train import TrainSpec, train
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
 
@@ -293,11 +292,11 @@ def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]
 def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
     """Turn situations (full 1326-hand ranges, solved to the end) -> a bucketed turn network
     trained through the CLI -> checked load -> the depth-limit leaves of a flop re-solve."""
-    from agent.bots.deepstack import _checked_file
-    from agent.nets.buckets import BucketTable
-    from agent.cli.main import main
     from agent.bots.config import HoldemModels
+    from agent.bots.deepstack import _checked_file
+    from agent.cli.main import main
     from agent.leaves.holdem import BucketNetLeafValues
+    from agent.nets.buckets import BucketTable
 
     data, out = tmp_path / "turn", tmp_path / "models"
     assert main(["generate", "--game", "hunl", "--street", "turn", "--situations", "4", "--shard-size", "2", "--iterations", "8",

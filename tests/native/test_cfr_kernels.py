@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from agent import cfr
+from agent.solver import cfr
 from agent.solver.cfr import Solver, Variant
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, prepare
