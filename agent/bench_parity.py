@@ -117,7 +117,7 @@ def _with(config: SolverConfig, iterations: int) -> SolverConfig:
 
 def make_case(name: str, iterations: int | None = None) -> Case:
     if name in ("river", "turn"):
-        return _spot_case(name, iterations or {"river": 200, "turn": 100}[name])
+        return _spot_case(name, iterations or {"river": 200, "turn": 50}[name])
     if name == "flop-net":
         return _flop_net_case(iterations or 10)
     if name == "leduc-resolve":
@@ -173,7 +173,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--dtype", action="append", choices=["float32", "float64"], default=None,
                    help="solver precisions to compare (default: both)")
     p.add_argument("--iterations", type=int, default=None,
-                   help="iterations per solve (default per case: river 200, turn 100, flop-net 10, leduc-resolve 300)")
+                   help="iterations per solve (default per case: river 200, turn 50, flop-net 10, leduc-resolve 300)")
     args = p.parse_args(argv)
     if args.iterations is not None and args.iterations <= 0:
         print("deepstack bench parity: error: --iterations must be positive", file=sys.stderr)
