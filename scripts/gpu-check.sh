@@ -91,7 +91,7 @@ $PY -c "import xdist" 2>/dev/null && XDIST="-n 8"
 if [ "${SKIP_SUITE:-0}" = 1 ]; then
     say "whole suite: skipped (SKIP_SUITE=1)"
 else
-( OMP_NUM_THREADS=2 timeout --kill-after=10 ${SUITE_LIMIT:-180} $PY -m pytest -q -p no:cacheprovider -rs $XDIST --durations=15 >"$OUT/pytest-all.log" 2>&1
+( OMP_NUM_THREADS=2 timeout --kill-after=10 ${SUITE_LIMIT:-160} $PY -m pytest -q -p no:cacheprovider -rs $XDIST --durations=15 >"$OUT/pytest-all.log" 2>&1
   echo "exit $?" >>"$OUT/pytest-all.log" ) &
 SUITE=$!
 fi
@@ -119,7 +119,7 @@ if [ "$CUDA" = 1 ]; then
     phase profile 90 $PY scripts/gpu_profile.py --spot turn --device cuda --iterations 50
     cp "$WORK/profile.log" "$OUT/profile.txt"
     # >= 50 hands of the bot on CUDA against random: think time per street, corrections
-    phase resolve_cuda 200 $PY -m agent.cli bench resolve --hands 25 --seed 11 --config "$WORK/cuda.yaml"
+    phase resolve_cuda 150 $PY -m agent.cli bench resolve --hands 25 --seed 11 --config "$WORK/cuda.yaml"
     collect resolve_cuda
 fi
 phase resolve_cpu 150 $PY -m agent.cli bench resolve --hands 5 --seed 11 --config "$WORK/cpu.yaml"
@@ -131,10 +131,10 @@ fi
 if want generate; then
 GEN="bench generate --street turn --turn-algorithm dcfr --iterations 450 --dcfr 1.5,-inf,4"
 if [ "$CUDA" = 1 ]; then
-    phase generate_cuda 150 $PY -m agent.cli $GEN --device cuda --batch auto --turn-situations ${GEN_SITUATIONS:-64}
+    phase generate_cuda 110 $PY -m agent.cli $GEN --device cuda --batch auto --turn-situations ${GEN_SITUATIONS:-32}
     collect generate_cuda
 fi
-phase generate_cpu 150 $PY -m agent.cli $GEN --device cpu --processes "$(nproc)" --turn-situations 2
+phase generate_cpu 70 $PY -m agent.cli $GEN --device cpu --processes "$(nproc)" --turn-situations 2
 collect generate_cpu
 fi
 
