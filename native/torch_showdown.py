@@ -90,6 +90,19 @@ def _board_indices(t: BoardTable, L: int) -> tuple[np.ndarray, np.ndarray]:
     return ext, terms
 
 
+
+def canonical_device(device: torch.device | str, current_index: int | None = None) -> torch.device:
+    """``device`` with its index: ``cuda`` becomes ``cuda:N`` (N the current CUDA device).
+
+    Tensors always carry an index (``cuda:0``) and ``torch.device("cuda") != torch.device("cuda:0")``,
+    so a device kept without one never compares equal to its own tensors' device.
+    """
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is None:
+        index = torch.cuda.current_device() if current_index is None else current_index
+        return torch.device("cuda", index)
+    return dev
+
 class TorchShowdown:
     """Showdown and fold values of a hand list on a fixed list of boards, on torch tensors.
 
@@ -123,7 +136,7 @@ class TorchShowdown:
         self.size = self.hands.size
         self.k = self.hands.k
         self.num_boards = self.kernel.num_boards
-        self.device = torch.device(device)
+        self.device = canonical_device(device)
         self.dtype = dtype
         use_c = self.device.type == "cpu" and dtype == torch.float32
         if backend == "c" and not use_c:

@@ -9,6 +9,7 @@
 #                                                   # and says what it skipped
 #   SKIP_SUITE=1 ...                                # leave out the whole default suite (a dry run
 #                                                   # on a 2-core CPU, where CI runs it anyway)
+#   PARTS="tests parity bench generate" ...         # the parts to run (default: all of them)
 # Each phase has its own time limit and reports its exit status and seconds in summary.txt,
 # so a phase that fails or runs long never hides the ones after it.
 set -u
@@ -23,6 +24,9 @@ RESULTS=$OUT/results.jsonl
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 WORK=$(mktemp -d)
+
+PARTS=${PARTS:-tests parity bench generate}
+want() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 say() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$SUMMARY"; }
 
@@ -71,30 +75,33 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
 import native._native  # noqa: F401  (the C kernels built)
 print("native kernels: built")
 EOF
-DS() { $PY -m agent.cli "$@"; }
 CUDA=$($PY -c "import torch; print(int(torch.cuda.is_available()))")
 [ "$CUDA" = 1 ] || say "no CUDA device: the CUDA tests skip and the CUDA rows are skipped, the CPU rows still run"
 sed 's/^device: .*/device: cuda/' config.yaml >"$WORK/cuda.yaml"
 sed 's/^device: .*/device: cpu/' config.yaml >"$WORK/cpu.yaml"
 
 # ---- 1. the CUDA tests (skipped without CUDA), then the whole default suite in the background
-phase cuda_tests 240 $PY -m pytest -q -p no:cacheprovider -rs tests/agent/test_cuda.py tests/native/test_torch_showdown.py \
+SUITE=
+if want tests; then
+phase cuda_tests 150 $PY -m pytest -q -p no:cacheprovider -rs tests/agent/test_cuda.py tests/native/test_torch_showdown.py \
     tests/agent/test_forest.py tests/test_cli.py -k "cuda or Cuda or forest or device or showdown"
 cp "$WORK/cuda_tests.log" "$OUT/pytest-cuda.log"
 XDIST=""
 $PY -c "import xdist" 2>/dev/null && XDIST="-n 8"
 if [ "${SKIP_SUITE:-0}" = 1 ]; then
     say "whole suite: skipped (SKIP_SUITE=1)"
-    SUITE=
 else
-( timeout --kill-after=10 300 $PY -m pytest -q -p no:cacheprovider -rs $XDIST --durations=15 >"$OUT/pytest-all.log" 2>&1
+( OMP_NUM_THREADS=2 timeout --kill-after=10 ${SUITE_LIMIT:-160} $PY -m pytest -q -p no:cacheprovider -rs $XDIST --durations=15 >"$OUT/pytest-all.log" 2>&1
   echo "exit $?" >>"$OUT/pytest-all.log" ) &
 SUITE=$!
 fi
+fi
 
 # ---- 2. CPU vs CUDA parity (beside the suite: its timings are not the point)
-phase parity 240 $PY -m agent.cli bench parity
-collect parity
+if want parity; then
+    phase parity 240 $PY -m agent.cli bench parity
+    collect parity
+fi
 if [ -n "$SUITE" ]; then
     say "waiting for the whole suite"
     wait $SUITE
@@ -102,6 +109,7 @@ if [ -n "$SUITE" ]; then
 fi
 
 # ---- 3. benchmarks, nothing else running: CUDA, then this machine's CPU
+if want bench; then
 for dev in cuda cpu; do
     [ "$dev" = cuda ] && [ "$CUDA" != 1 ] && { say "bench solver cuda: skipped (no CUDA)"; continue; }
     phase "solver_$dev" 150 $PY -m agent.cli bench solver --device "$dev" --deepstack-river-iterations 1000 --deepstack-turn-iterations 300
@@ -111,21 +119,24 @@ if [ "$CUDA" = 1 ]; then
     phase profile 90 $PY scripts/gpu_profile.py --spot turn --device cuda --iterations 50
     cp "$WORK/profile.log" "$OUT/profile.txt"
     # >= 50 hands of the bot on CUDA against random: think time per street, corrections
-    phase resolve_cuda 200 $PY -m agent.cli bench resolve --hands 25 --seed 11 --config "$WORK/cuda.yaml"
+    phase resolve_cuda 150 $PY -m agent.cli bench resolve --hands 25 --seed 11 --config "$WORK/cuda.yaml"
     collect resolve_cuda
 fi
 phase resolve_cpu 150 $PY -m agent.cli bench resolve --hands 5 --seed 11 --config "$WORK/cpu.yaml"
 collect resolve_cpu
+fi
 
 # ---- 4. data generation throughput: turn situations (the shipped DCFR setting), forests on CUDA,
 #         one process per core on the CPU
+if want generate; then
 GEN="bench generate --street turn --turn-algorithm dcfr --iterations 450 --dcfr 1.5,-inf,4"
 if [ "$CUDA" = 1 ]; then
-    phase generate_cuda 150 $PY -m agent.cli $GEN --device cuda --batch auto --turn-situations ${GEN_SITUATIONS:-64}
+    phase generate_cuda 110 $PY -m agent.cli $GEN --device cuda --batch auto --turn-situations ${GEN_SITUATIONS:-32}
     collect generate_cuda
 fi
-phase generate_cpu 150 $PY -m agent.cli $GEN --device cpu --processes "$(nproc)" --turn-situations 2
+phase generate_cpu 70 $PY -m agent.cli $GEN --device cpu --processes "$(nproc)" --turn-situations 2
 collect generate_cpu
+fi
 
 [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 command -v nvidia-smi >/dev/null && { echo; echo "==== after"; nvidia-smi; } >>"$OUT/nvidia-smi.txt" 2>&1

@@ -8,9 +8,16 @@ runs the same torch phases on both devices (differences are summation order only
 float32 runs through the fused C kernels, CUDA's through torch, so float32 rows differ more.
 
 Cases: the standard river and turn spots (``agent/cli/spots.yaml``), a flop situation with the
-shipped turn network at every depth-limit leaf, and a Leduc round-1 re-solve (CFR-D gadget)
-with the shipped Leduc network at round 2. Without CUDA each case is one row saying it was
-skipped, so the command runs end to end anywhere.
+shipped turn network at every depth-limit leaf, and a Leduc re-solve (CFR-D gadget) from the
+root, once with round 2 solved exactly and once with the shipped Leduc network at round 2.
+Without CUDA each case is one row saying it was skipped, so the command runs end to end anywhere.
+
+Strategies after a fixed number of iterations are not a well-conditioned thing to compare:
+hands that the suits make exactly symmetric tie, and a rounding difference decides which way
+regret matching breaks the tie (on the Leduc network re-solve, a relative change of 1e-7 in
+the network's outputs moves the root strategy by 0.008). The rows therefore report values and
+exploitability beside the strategy, and for a network case the network's own largest output
+difference between the devices on the same inputs (``net_max_diff``).
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from protocol.gamedef import load_game
 from protocol.state import HandState
 
 #: the cases, in the order they run
-CASES = ("river", "turn", "flop-net", "leduc-resolve")
+CASES = ("river", "turn", "flop-net", "leduc-exact", "leduc-resolve")
 
 
 @dataclass
@@ -80,7 +87,7 @@ def _flop_net_case(iterations: int, seed: int = 0) -> Case:
     return Case("flop-net", float(sit.pot), run, {"leaves": "models/holdem/turn.pt", "pot": int(sit.pot)})
 
 
-def _leduc_case(iterations: int) -> Case:
+def _leduc_case(iterations: int, network: bool = True) -> Case:
     game = load_game("leduc-limit")
     space = HandSpace(game)
     state = HandState.initial(game)
@@ -92,6 +99,8 @@ def _leduc_case(iterations: int) -> Case:
     opp_cfvs = full.values_at(0)[1]
 
     def run(config: SolverConfig) -> Solution:
+        if not network:
+            return resolve(state, uniform, opp_cfvs, FCPA, _with(config, iterations), space=space)
         dev = str(config.device)
         if dev not in nets:
             net, entry = load_value_net(path, device=dev)
@@ -99,6 +108,8 @@ def _leduc_case(iterations: int) -> Case:
         return resolve(state, uniform, opp_cfvs, FCPA, _with(config, iterations), space=space, last_round=0,
                        leaf_values=nets[dev])
 
+    if not network:
+        return Case("leduc-exact", float(state.pot), run, {"leaves": "none (round 2 solved)", "gadget": True})
     return Case("leduc-resolve", float(state.pot), run, {"leaves": path, "gadget": True})
 
 
@@ -108,12 +119,30 @@ def _with(config: SolverConfig, iterations: int) -> SolverConfig:
 
 def make_case(name: str, iterations: int | None = None) -> Case:
     if name in ("river", "turn"):
-        return _spot_case(name, iterations or {"river": 200, "turn": 100}[name])
+        return _spot_case(name, iterations or {"river": 200, "turn": 50}[name])
     if name == "flop-net":
         return _flop_net_case(iterations or 10)
+    if name == "leduc-exact":
+        return _leduc_case(iterations or 300, network=False)
     if name == "leduc-resolve":
         return _leduc_case(iterations or 300)
     raise ValueError(f"unknown parity case {name!r}: one of {', '.join(CASES)}")
+
+
+def net_max_diff(path: str, devices: tuple[str, str], batch: int = 512, seed: int = 0) -> float:
+    """The largest difference between a network's outputs on two devices for the same random
+    inputs (ranges that sum to one, a pot feature in range): the network's own part of a gap."""
+    nets = [load_value_net(path, device=d)[0] for d in devices]
+    _, entry = load_value_net(path)
+    spec = entry.get("net", {})
+    buckets, extra = int(spec.get("buckets", 0)), int(spec.get("extra", 0))
+    g = torch.Generator().manual_seed(seed)
+    ranges = torch.rand(2, batch, buckets, generator=g)
+    ranges /= ranges.sum(dim=2, keepdim=True)
+    x = torch.cat([torch.rand(batch, 1, generator=g), ranges[0], ranges[1], torch.rand(batch, extra, generator=g).round()], dim=1)
+    with torch.no_grad():
+        outs = [net(x.to(d)).cpu().double() for net, d in zip(nets, devices)]
+    return float((outs[0] - outs[1]).abs().max())
 
 
 def _timed(case: Case, config: SolverConfig) -> tuple[Solution, float]:
@@ -141,6 +170,9 @@ def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), 
     strat = float(np.abs(sols[0].root_strategy() - sols[1].root_strategy()).max())
     values = float(np.abs(sols[0].values_at(0) - sols[1].values_at(0)).max()) / case.pot
     expl = [100 * s.exploitability()["exploitability"] / case.pot for s in sols]
+    leaves = str(case.notes.get("leaves", ""))
+    if leaves.endswith(".pt"):
+        row["net_max_diff"] = float(f"{net_max_diff(leaves, devices):.3g}")
     return {
         **row,
         "value": float(f"{strat:.3g}"),
@@ -164,7 +196,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--dtype", action="append", choices=["float32", "float64"], default=None,
                    help="solver precisions to compare (default: both)")
     p.add_argument("--iterations", type=int, default=None,
-                   help="iterations per solve (default per case: river 200, turn 100, flop-net 10, leduc-resolve 300)")
+                   help="iterations per solve (default per case: river 200, turn 50, flop-net 10, leduc 300)")
     args = p.parse_args(argv)
     if args.iterations is not None and args.iterations <= 0:
         print("deepstack bench parity: error: --iterations must be positive", file=sys.stderr)

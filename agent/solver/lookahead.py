@@ -33,6 +33,7 @@ import torch
 from agent.solver.handspace import HandSpace
 from agent.solver.terminal import TerminalEquity
 from agent.solver.tree import Node, NodeKind
+from native.torch_showdown import canonical_device
 
 
 @dataclass
@@ -151,6 +152,7 @@ def compile_lookahead(
     roots = [root] if isinstance(root, Node) else list(root)
     if not roots:
         raise ValueError("a lookahead needs at least one root")
+    device = canonical_device(device)
     deck = space.deck
     k = space.game.num_hole_cards
     boards: list[tuple[int, ...]] = []

@@ -20,6 +20,7 @@ from agent.solver.cfr import Algorithm, Gadget, LeafValueFn, Solver, SolveResult
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import Lookahead, compile_lookahead
 from agent.solver.tree import BetSizing, Node, NodeKind, build_tree
+from native.torch_showdown import canonical_device
 from protocol.state import Action, HandState
 
 
@@ -30,12 +31,12 @@ class SpotError(ValueError):
 def pick_device(name: str = "auto") -> torch.device:
     """``auto``: CUDA when present, else the CPU."""
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return canonical_device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
         raise SpotError("device 'cuda' was asked for but no CUDA device is available")
     if name not in ("cpu", "cuda"):
         raise SpotError(f"device must be auto, cpu or cuda, not {name!r}")
-    return torch.device(name)
+    return canonical_device(name)
 
 
 @dataclass(frozen=True)
