@@ -199,10 +199,10 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str, ch
         raise ValueError("--check measures one solve at a time: it needs --batch 1")
     dev = pick_device(device)
     if processes == 1:
-        fields = _turn_draws(0, situations, iterations, algorithm, str(dev), check, dcfr, batch)
+        fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch)
     else:
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, str(dev), check, dcfr, batch)
+            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch)
                     for k in range(processes)]
             fields = _combined([job.result() for job in jobs])
     if check:

@@ -12,12 +12,17 @@ shipped turn network at every depth-limit leaf, and a Leduc re-solve (CFR-D gadg
 root, once with round 2 solved exactly and once with the shipped Leduc network at round 2.
 Without CUDA each case is one row saying it was skipped, so the command runs end to end anywhere.
 
-Strategies after a fixed number of iterations are not a well-conditioned thing to compare:
-hands that the suits make exactly symmetric tie, and a rounding difference decides which way
-regret matching breaks the tie (on the Leduc network re-solve, a relative change of 1e-7 in
-the network's outputs moves the root strategy by 0.008). The rows therefore report values and
-exploitability beside the strategy, and for a network case the network's own largest output
-difference between the devices on the same inputs (``net_max_diff``).
+A solve after a fixed number of iterations is not always well-conditioned: where regrets tie
+(hands the suits make symmetric, actions worth the same), a rounding difference decides which
+way regret matching breaks the tie, and the difference grows over the iterations. Measured on
+the CPU alone in float64, ranges changed by 1e-15 relative move the turn spot's values by
+0.007 of the pot after 40 iterations and the Leduc re-solve's exploitability from 0.35% to
+0.71% of the pot, while the river spot moves by 5e-11. So each row also solves the case a
+third time, on the first device with its inputs changed at the precision's rounding level
+(``rounding_*``): how far the solve itself moves under rounding. A device difference of that
+size is rounding; one far beyond it is a bug. For a network case the row also gives the
+network's own largest output difference between the devices on the same inputs
+(``net_max_diff``), and the inputs are changed by at least that much.
 """
 
 from __future__ import annotations
@@ -50,20 +55,30 @@ CASES = ("river", "turn", "flop-net", "leduc-exact", "leduc-resolve")
 
 @dataclass
 class Case:
-    """One solve, repeatable on any device: ``run(config)`` returns the solution."""
+    """One solve, repeatable on any device: ``run(config, jitter)`` returns the solution, with
+    the inputs (ranges, the gadget's values) multiplied by ``1 + jitter * noise`` (fixed noise)."""
 
     name: str
     pot: float
-    run: Callable[[SolverConfig], Solution]
+    run: Callable[[SolverConfig, float], Solution]
     notes: dict[str, Any] = field(default_factory=dict)
+
+
+def _jittered(values: np.ndarray, jitter: float, seed: int = 12345) -> np.ndarray:
+    """``values`` changed by ``jitter`` relative, the same noise every time (0: unchanged)."""
+    if jitter == 0:
+        return values
+    noise = np.random.default_rng(seed).standard_normal(np.shape(values))
+    return np.asarray(values, dtype=np.float64) * (1 + jitter * noise)
 
 
 def _spot_case(name: str, iterations: int) -> Case:
     spots, _ = load_spots(DEFAULT_SPOTS)
     spot = spots[name]
 
-    def run(config: SolverConfig) -> Solution:
-        return solve_ranges(spot.state(), list(spot.ranges), spot.sizing, _with(config, iterations))
+    def run(config: SolverConfig, jitter: float = 0.0) -> Solution:
+        ranges = [_jittered(r, jitter, seed) for seed, r in enumerate(spot.ranges)]
+        return solve_ranges(spot.state(), ranges, spot.sizing, _with(config, iterations))
 
 
     return Case(name, float(spot.pot), run, {"board": cards_to_str(spot.board)})
@@ -81,8 +96,9 @@ def _flop_net_case(iterations: int, seed: int = 0) -> Case:
     ranges = ranges / ranges.sum(axis=1, keepdims=True)
     leaf = _next_street_leaf("hunl", "models/holdem/turn.pt")
 
-    def run(config: SolverConfig) -> Solution:
-        return solve_ranges(state, list(ranges), FCPA, _with(config, iterations), space=space, last_round=1, leaf_values=leaf)
+    def run(config: SolverConfig, jitter: float = 0.0) -> Solution:
+        jittered = [_jittered(r, jitter, seed) for seed, r in enumerate(ranges)]
+        return solve_ranges(state, jittered, FCPA, _with(config, iterations), space=space, last_round=1, leaf_values=leaf)
 
     return Case("flop-net", float(sit.pot), run, {"leaves": "models/holdem/turn.pt", "pot": int(sit.pot)})
 
@@ -98,15 +114,15 @@ def _leduc_case(iterations: int, network: bool = True) -> Case:
     full = solve_ranges(state, [uniform, uniform], FCPA, SolverConfig(iterations=300, device="cpu", dtype="float64"))
     opp_cfvs = full.values_at(0)[1]
 
-    def run(config: SolverConfig) -> Solution:
+    def run(config: SolverConfig, jitter: float = 0.0) -> Solution:
+        ours, cfvs = _jittered(uniform, jitter, 0), _jittered(opp_cfvs, jitter, 1)
         if not network:
-            return resolve(state, uniform, opp_cfvs, FCPA, _with(config, iterations), space=space)
+            return resolve(state, ours, cfvs, FCPA, _with(config, iterations), space=space)
         dev = str(config.device)
         if dev not in nets:
             net, entry = load_value_net(path, device=dev)
             nets[dev] = HandNetLeafValues(net, space, canonical=bool(entry.get("canonical_suits", False)))
-        return resolve(state, uniform, opp_cfvs, FCPA, _with(config, iterations), space=space, last_round=0,
-                       leaf_values=nets[dev])
+        return resolve(state, ours, cfvs, FCPA, _with(config, iterations), space=space, last_round=0, leaf_values=nets[dev])
 
     if not network:
         return Case("leduc-exact", float(state.pot), run, {"leaves": "none (round 2 solved)", "gadget": True})
@@ -145,16 +161,21 @@ def net_max_diff(path: str, devices: tuple[str, str], batch: int = 512, seed: in
     return float((outs[0] - outs[1]).abs().max())
 
 
-def _timed(case: Case, config: SolverConfig) -> tuple[Solution, float]:
+#: relative change of the inputs for the rounding-sensitivity solve: a few units in the last place
+ROUNDING = {"float32": 4 * float(np.finfo(np.float32).eps), "float64": 4 * float(np.finfo(np.float64).eps)}
+
+
+def _timed(case: Case, config: SolverConfig, jitter: float = 0.0) -> tuple[Solution, float]:
     start = time.perf_counter()
-    sol = case.run(config)
+    sol = case.run(config, jitter)
     if config.device == "cuda":
         torch.cuda.synchronize()
     return sol, time.perf_counter() - start
 
 
 def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), algorithm: str = "dcfr") -> dict[str, Any]:
-    """Solve ``case`` on both ``devices`` with one config; the row of their differences
+    """Solve ``case`` on both ``devices`` with one config; the row of their differences, and of
+    the first device's solve against itself with rounding-level changes of the inputs
     (``("cpu", "cpu")`` checks that a solve repeats itself exactly, on any machine)."""
     a, b = devices
     row: dict[str, Any] = {"bench": f"parity.{case.name}", "dtype": dtype, "devices": f"{a}-{b}", "impl": "ours",
@@ -167,12 +188,21 @@ def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), 
         sol, sec = _timed(case, config)
         sols.append(sol)
         secs.append(sec)
+    jitter = ROUNDING[dtype]
+    leaves = str(case.notes.get("leaves", ""))
+    if leaves.endswith(".pt"):  # the network rounds differently on each device too: jitter at least that much
+        row["net_max_diff"] = float(f"{net_max_diff(leaves, devices):.3g}")
+        jitter = max(jitter, row["net_max_diff"])
+    moved, _ = _timed(case, SolverConfig(algorithm=algorithm, device=a, dtype=dtype), jitter)  # type: ignore[arg-type]
     strat = float(np.abs(sols[0].root_strategy() - sols[1].root_strategy()).max())
     values = float(np.abs(sols[0].values_at(0) - sols[1].values_at(0)).max()) / case.pot
-    expl = [100 * s.exploitability()["exploitability"] / case.pot for s in sols]
-    leaves = str(case.notes.get("leaves", ""))
-    if leaves.endswith(".pt"):
-        row["net_max_diff"] = float(f"{net_max_diff(leaves, devices):.3g}")
+    expl = [100 * s.exploitability()["exploitability"] / case.pot for s in sols + [moved]]
+    rounding = {
+        "rounding_jitter": float(f"{jitter:.3g}"),
+        "rounding_strategy_diff": float(f"{np.abs(sols[0].root_strategy() - moved.root_strategy()).max():.3g}"),
+        "rounding_value_diff_pot": float(f"{np.abs(sols[0].values_at(0) - moved.values_at(0)).max() / case.pot:.3g}"),
+        f"rounding_exploitability_pct_{a}": round(expl[2], 5),
+    }
     return {
         **row,
         "value": float(f"{strat:.3g}"),
@@ -180,6 +210,7 @@ def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), 
         "max_value_diff_pot": float(f"{values:.3g}"),
         f"exploitability_pct_{a}": round(expl[0], 5),
         f"exploitability_pct_{b}": round(expl[1], 5),
+        **rounding,
         "iterations": int(sols[0].result.iterations),
         f"seconds_{a}": round(secs[0], 4),
         f"seconds_{b}": round(secs[1], 4),

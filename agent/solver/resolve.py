@@ -28,14 +28,19 @@ class SpotError(ValueError):
     """A spot that cannot be solved (colliding cards, empty range, impossible pot...)."""
 
 
-def pick_device(name: str = "auto") -> torch.device:
-    """``auto``: CUDA when present, else the CPU."""
+def pick_device(name: str | torch.device = "auto") -> torch.device:
+    """``auto``: CUDA when present, else the CPU. ``cuda:N`` (what ``str()`` of a tensor's device
+    gives) names one GPU; the result always carries its index."""
+    name = str(name)
+    kind, _, index = name.partition(":")
     if name == "auto":
         return canonical_device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise SpotError("device 'cuda' was asked for but no CUDA device is available")
-    if name not in ("cpu", "cuda"):
-        raise SpotError(f"device must be auto, cpu or cuda, not {name!r}")
+    if kind not in ("cpu", "cuda") or (":" in name and (kind == "cpu" or not index.isdigit())):
+        raise SpotError(f"device must be auto, cpu, cuda or cuda:N, not {name!r}")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise SpotError(f"device {name!r} was asked for but no CUDA device is available")
+    if kind == "cuda" and index and int(index) >= torch.cuda.device_count():
+        raise SpotError(f"device {name!r} was asked for but there are {torch.cuda.device_count()} CUDA devices")
     return canonical_device(name)
 
 

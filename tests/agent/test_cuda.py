@@ -17,14 +17,31 @@ from agent.cli.main import main
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
-#: largest differences accepted between the CPU and CUDA, of the first round's values (fraction of
-#: the pot) and of the exploitability (percent of the pot). Strategies are reported, not bounded:
-#: suit-symmetric hands tie exactly and rounding breaks the ties (see agent.bench_parity). float64
-#: runs the same torch phases on both devices (summation order only); float32 runs the CPU's fused
-#: C kernels against torch on CUDA, and the networks differ by their own rounding (bounded apart).
-VALUES = {"float64": 1e-3, "float32": 2e-2}
-EXPLOITABILITY_PCT = {"float64": 0.05, "float32": 0.5}
+#: The CPU and CUDA may differ by what rounding moves the solve itself (the parity row's
+#: ``rounding_*`` fields: the CPU solve with its inputs changed at rounding level; see
+#: agent.cli.bench_parity), a factor for luck, and a floor for solves that rounding barely moves.
+#: Set from the H200 rows of 2026-11-26 (docs/gpu.md): the largest device/rounding ratio seen was
+#: 12.7 (river, float64: 1.9e-10 against 1.5e-11).
+ROUNDING_FACTOR = 20
+VALUE_FLOOR = {"float64": 1e-8, "float32": 1e-5}
 NET_MAX_DIFF = 1e-4
+
+
+def test_pick_device_names_and_refusals() -> None:
+    from agent.solver.resolve import SpotError, pick_device
+
+    assert pick_device("cpu") == torch.zeros(1).device
+    assert pick_device(torch.device("cpu")).type == "cpu"
+    assert pick_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    for bad in ("tpu", "cpu:0", "cuda:x", "cuda:"):
+        with pytest.raises(SpotError, match="must be auto, cpu, cuda or cuda:N"):
+            pick_device(bad)
+    if not torch.cuda.is_available():
+        for name in ("cuda", "cuda:0"):
+            with pytest.raises(SpotError, match="no CUDA device"):
+                pick_device(name)
+    else:
+        assert pick_device("cuda") == pick_device("cuda:0") == torch.zeros(1, device="cuda").device
 
 
 def test_devices_compare_equal_to_their_tensors_devices() -> None:
@@ -57,9 +74,9 @@ def test_parity_harness_repeats_a_solve_exactly_on_the_cpu(capsys: pytest.Captur
 def test_cuda_solves_as_the_cpu_does(name: str, dtype: str) -> None:
     row = compare(make_case(name, 40 if name != "flop-net" else 5), dtype)
     print(json.dumps(row))
-    assert row["max_value_diff_pot"] <= VALUES[dtype], row
-    gap = abs(row["exploitability_pct_cuda"] - row["exploitability_pct_cpu"])
-    assert gap <= EXPLOITABILITY_PCT[dtype] + 0.02 * row["exploitability_pct_cpu"], row
+    assert row["max_value_diff_pot"] <= ROUNDING_FACTOR * row["rounding_value_diff_pot"] + VALUE_FLOOR[dtype], row
+    worst_cpu = max(row["exploitability_pct_cpu"], row["rounding_exploitability_pct_cpu"])
+    assert row["exploitability_pct_cuda"] <= 1.5 * worst_cpu + 0.02, row
     if "net_max_diff" in row:
         assert row["net_max_diff"] <= NET_MAX_DIFF, row
 
