@@ -83,7 +83,7 @@ sed 's/^device: .*/device: cpu/' config.yaml >"$WORK/cpu.yaml"
 # ---- 1. the CUDA tests (skipped without CUDA), then the whole default suite in the background
 SUITE=
 if want tests; then
-phase cuda_tests 150 $PY -m pytest -q -p no:cacheprovider -rs tests/agent/test_cuda.py tests/native/test_torch_showdown.py \
+phase cuda_tests 150 $PY -m pytest -p no:cacheprovider -rfEs tests/agent/test_cuda.py tests/native/test_torch_showdown.py \
     tests/agent/test_forest.py tests/test_cli.py -k "cuda or Cuda or forest or device or showdown"
 cp "$WORK/cuda_tests.log" "$OUT/pytest-cuda.log"
 XDIST=""
@@ -91,7 +91,7 @@ $PY -c "import xdist" 2>/dev/null && XDIST="-n 8"
 if [ "${SKIP_SUITE:-0}" = 1 ]; then
     say "whole suite: skipped (SKIP_SUITE=1)"
 else
-( OMP_NUM_THREADS=2 timeout --kill-after=10 ${SUITE_LIMIT:-160} $PY -m pytest -q -p no:cacheprovider -rs $XDIST --durations=15 >"$OUT/pytest-all.log" 2>&1
+( OMP_NUM_THREADS=2 timeout --kill-after=10 ${SUITE_LIMIT:-160} $PY -m pytest -p no:cacheprovider -rfEs $XDIST --durations=15 >"$OUT/pytest-all.log" 2>&1
   echo "exit $?" >>"$OUT/pytest-all.log" ) &
 SUITE=$!
 fi
