@@ -88,25 +88,57 @@ def _bench_evaluator(out: _Out, rng: np.random.Generator, quick: bool, repeat: i
         deck = [eval7.Card(s) for s in _card_strings()]
         hands_e7 = [[deck[c] for c in r] for r in rows]
         rate = n_calls / _best(lambda: [eval7.evaluate(h) for h in hands_e7], repeat)
-        out.emit("native.eval_random", rate, "evals/s", impl="eval7", hands=n_calls, api="python per-hand calls",
-                 ratio=ours_random / rate, ratio_per_call=ours_per_call / rate)
+        out.emit(
+            "native.eval_random",
+            rate,
+            "evals/s",
+            impl="eval7",
+            hands=n_calls,
+            api="python per-hand calls",
+            ratio=ours_random / rate,
+            ratio_per_call=ours_per_call / rate,
+        )
         sub_e7 = [[deck[c] for c in r] for r in subset]
         rate = len(subset) / _best(lambda: [eval7.evaluate(h) for h in sub_e7], max(1, min(repeat, 3)))
-        out.emit("native.eval_enumerate", rate, "evals/s", impl="eval7", hands=len(subset), subset=subset_note,
-                 api="python per-hand calls", note="all 133,784,560 hands would take minutes through the Python API",
-                 ratio=ours_enum / rate)
+        out.emit(
+            "native.eval_enumerate",
+            rate,
+            "evals/s",
+            impl="eval7",
+            hands=len(subset),
+            subset=subset_note,
+            api="python per-hand calls",
+            note="all 133,784,560 hands would take minutes through the Python API",
+            ratio=ours_enum / rate,
+        )
     try:
         from phevaluator import evaluate_cards
     except ImportError:  # pragma: no cover - optional peer
         evaluate_cards = None
     if evaluate_cards is not None:
         rate = n_calls / _best(lambda: [evaluate_cards(*r) for r in rows], repeat)
-        out.emit("native.eval_random", rate, "evals/s", impl="phevaluator", hands=n_calls, api="python per-hand calls",
-                 ratio=ours_random / rate, ratio_per_call=ours_per_call / rate)
+        out.emit(
+            "native.eval_random",
+            rate,
+            "evals/s",
+            impl="phevaluator",
+            hands=n_calls,
+            api="python per-hand calls",
+            ratio=ours_random / rate,
+            ratio_per_call=ours_per_call / rate,
+        )
         rate = len(subset) / _best(lambda: [evaluate_cards(*r) for r in subset], max(1, min(repeat, 3)))
-        out.emit("native.eval_enumerate", rate, "evals/s", impl="phevaluator", hands=len(subset), subset=subset_note,
-                 api="python per-hand calls", note="all 133,784,560 hands would take minutes through the Python API",
-                 ratio=ours_enum / rate)
+        out.emit(
+            "native.eval_enumerate",
+            rate,
+            "evals/s",
+            impl="phevaluator",
+            hands=len(subset),
+            subset=subset_note,
+            api="python per-hand calls",
+            note="all 133,784,560 hands would take minutes through the Python API",
+            ratio=ours_enum / rate,
+        )
 
 
 def _card_strings() -> list[str]:
@@ -119,7 +151,9 @@ def _bench_board_rank(out: _Out, rng: np.random.Generator, quick: bool, repeat: 
     table = np.empty(2 * hands.size + 2, dtype=np.uint32)
     strength = np.empty(hands.size, dtype=np.int32)
     order = np.empty(hands.size, dtype=np.int32)
-    t_ptr, s_ptr, o_ptr = (ffi.from_buffer(t, a) for t, a in (("uint32_t[]", table), ("int32_t[]", strength), ("int32_t[]", order)))
+    t_ptr, s_ptr, o_ptr = (
+        ffi.from_buffer(t, a) for t, a in (("uint32_t[]", table), ("int32_t[]", strength), ("int32_t[]", order))
+    )
     b_ptrs = [ffi.from_buffer("uint8_t[]", b) for b in boards]
 
     def rank_all() -> None:
@@ -127,8 +161,15 @@ def _bench_board_rank(out: _Out, rng: np.random.Generator, quick: bool, repeat: 
             lib.ds_board_rank(hands.size, 2, hands._ptr, b, 5, s_ptr, o_ptr, t_ptr)
 
     us = _best(rank_all, repeat, 5 if quick else 20) / len(boards) * 1e6
-    out.emit("native.board_rank", us, "us", hands=hands.size, board_cards=5, boards=len(boards),
-             note="strengths, sorted order and packed table of all 1326 hands on one river board")
+    out.emit(
+        "native.board_rank",
+        us,
+        "us",
+        hands=hands.size,
+        board_cards=5,
+        boards=len(boards),
+        note="strengths, sorted order and packed table of all 1326 hands on one river board",
+    )
 
 
 def _bench_showdown(out: _Out, rng: np.random.Generator, quick: bool, repeat: int) -> None:
@@ -144,13 +185,29 @@ def _bench_showdown(out: _Out, rng: np.random.Generator, quick: bool, repeat: in
     us = _best(lambda: one.showdown(r1, out=o1), repeat, number * 4) * 1e6
     # the same C kernel called straight through cffi with prepared pointers: no argument checks
     zero = np.zeros(1, dtype=np.int32)
-    raw = (H, 1, one._packed_ptr, 1, ffi.from_buffer("int32_t[]", zero), ffi.from_buffer("float[]", r1), ffi.NULL,
-           ffi.from_buffer("float[]", o1))
+    raw = (
+        H,
+        1,
+        one._packed_ptr,
+        1,
+        ffi.from_buffer("int32_t[]", zero),
+        ffi.from_buffer("float[]", r1),
+        ffi.NULL,
+        ffi.from_buffer("float[]", o1),
+    )
     kernel_us = _best(lambda: lib.ds_showdown_rows_packed(*raw), repeat, number * 4) * 1e6
     mixed = np.arange(64, dtype=np.int32)
     c_us = _best(lambda: kernel.showdown(reach, mixed, out=result), repeat, number // 10 or 1) / 64 * 1e6
-    out.emit("native.showdown_river", us, "us/range", hands=H, rows=1, api="ShowdownKernel.showdown (Python call)",
-             kernel_us=kernel_us, kernel_note="one range, the C kernel called through cffi with prepared pointers")
+    out.emit(
+        "native.showdown_river",
+        us,
+        "us/range",
+        hands=H,
+        rows=1,
+        api="ShowdownKernel.showdown (Python call)",
+        kernel_us=kernel_us,
+        kernel_note="one range, the C kernel called through cffi with prepared pointers",
+    )
     same = np.zeros(64, dtype=np.int32)
     us = _best(lambda: kernel.showdown(reach, same, out=result), repeat, number // 10 or 1) / 64 * 1e6
     out.emit("native.showdown_river_batch64", us, "us/range", hands=H, rows=64, boards=1)
@@ -166,8 +223,15 @@ def _bench_showdown(out: _Out, rng: np.random.Generator, quick: bool, repeat: in
     prepare_ms = (time.perf_counter() - t0) * 1e3
     r_turn, o_turn = reach[:1].copy(), np.empty((1, H), dtype=np.float32)
     us = _best(lambda: chance.showdown(r_turn, out=o_turn), repeat, 5 if quick else 50) * 1e6
-    out.emit("native.showdown_turn_avg", us, "us/range", hands=H, rivers=48, prepare_ms=prepare_ms,
-             normalisation="sum over rivers / 44 (rivers left given both hands)")
+    out.emit(
+        "native.showdown_turn_avg",
+        us,
+        "us/range",
+        hands=H,
+        rivers=48,
+        prepare_ms=prepare_ms,
+        normalisation="sum over rivers / 44 (rivers left given both hands)",
+    )
 
     try:
         import torch
@@ -182,12 +246,30 @@ def _bench_showdown(out: _Out, rng: np.random.Generator, quick: bool, repeat: in
         t_reach = torch.from_numpy(reach)
         prepared = ts.prepare(torch.zeros(64, dtype=torch.long))
         us = _best(lambda: prepared.showdown(t_reach), repeat, 3 if quick else 20) / 64 * 1e6
-        out.emit("native.showdown_river_batch64", us, "us/range", impl="ours-torch", hands=H, rows=64, boards=1,
-                 backend="torch tensor ops (prepared rows)", torch=torch.__version__)
+        out.emit(
+            "native.showdown_river_batch64",
+            us,
+            "us/range",
+            impl="ours-torch",
+            hands=H,
+            rows=64,
+            boards=1,
+            backend="torch tensor ops (prepared rows)",
+            torch=torch.__version__,
+        )
         prepared = ts.prepare(torch.arange(64))
         us = _best(lambda: prepared.showdown(t_reach), repeat, 3 if quick else 20) / 64 * 1e6
-        out.emit("native.showdown_river_batch64_mixed", us, "us/range", impl="ours-torch", hands=H, rows=64, boards=64,
-                 backend="torch tensor ops (prepared rows)", torch=torch.__version__)
+        out.emit(
+            "native.showdown_river_batch64_mixed",
+            us,
+            "us/range",
+            impl="ours-torch",
+            hands=H,
+            rows=64,
+            boards=64,
+            backend="torch tensor ops (prepared rows)",
+            torch=torch.__version__,
+        )
     finally:
         torch.set_num_threads(threads)
 
@@ -197,8 +279,7 @@ def _bench_equity(out: _Out, rng: np.random.Generator, quick: bool, repeat: int)
         board = _random_boards(rng, 1, size)[0]
         runs = 1 if (quick and size == 3) else repeat
         ms = _best(lambda: hand_equities(board), runs) * 1e3
-        out.emit(f"native.equity_{name}", ms, "ms", hands=1326, opp_range="uniform",
-                 runouts={5: 1, 4: 46, 3: 1081}[size])
+        out.emit(f"native.equity_{name}", ms, "ms", hands=1326, opp_range="uniform", runouts={5: 1, 4: 46, 3: 1081}[size])
     flop = _random_boards(rng, 1, 3)[0]
     ms = _best(lambda: equity_histograms(flop, 50), 1 if quick else max(1, repeat // 2)) * 1e3
     out.emit("native.equity_histogram_flop", ms, "ms", hands=1326, bins=50, next_cards=49)
@@ -208,8 +289,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="deepstack bench native", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (for CI)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per measurement, best kept (default 5, quick 2)")
-    parser.add_argument("--only", choices=("eval", "rank", "showdown", "equity"), action="append",
-                        help="run only these groups (repeatable)")
+    parser.add_argument(
+        "--only", choices=("eval", "rank", "showdown", "equity"), action="append", help="run only these groups (repeatable)"
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     repeat = args.repeat if args.repeat is not None else (2 if args.quick else 5)
     if repeat < 1:

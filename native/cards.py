@@ -11,8 +11,8 @@ uses this order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 import numpy as np
 

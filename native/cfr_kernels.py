@@ -160,7 +160,15 @@ def forward(
     if n == 0 or H == 0:
         return
     code = lib.ds_cfr_forward(
-        n, H, _ip(parent_local), _ip(src), _fp(parent), parent.shape[0], _fp(table), table.shape[0], _fp(out),
+        n,
+        H,
+        _ip(parent_local),
+        _ip(src),
+        _fp(parent),
+        parent.shape[0],
+        _fp(table),
+        table.shape[0],
+        _fp(out),
         _threads(threads),
     )
     _raise_code(code, "forward", [("parent_local", parent_local, parent.shape[0]), ("src", src, table.shape[0])])
@@ -209,8 +217,18 @@ def backward(
     if n == 0 or H == 0:
         return
     code = lib.ds_cfr_backward(
-        n, H, _ip(parent_local), _ip(src), _fp(weight), _fp(child), _fp(table), table.shape[0], _fp(dst),
-        dst.shape[0], int(bool(assign)), _threads(threads),
+        n,
+        H,
+        _ip(parent_local),
+        _ip(src),
+        _fp(weight),
+        _fp(child),
+        _fp(table),
+        table.shape[0],
+        _fp(dst),
+        dst.shape[0],
+        int(bool(assign)),
+        _threads(threads),
     )
     _raise_code(code, "backward", [("parent_local", parent_local, dst.shape[0]), ("src", src, table.shape[0])])
 
@@ -230,8 +248,9 @@ def _valid(valid: Any, m: int, A: int) -> torch.Tensor:
     return valid
 
 
-def _regret_args(regrets: torch.Tensor, values: torch.Tensor, dec_rows: torch.Tensor, dec_children: torch.Tensor,
-                 valid: torch.Tensor) -> tuple[int, int, int]:
+def _regret_args(
+    regrets: torch.Tensor, values: torch.Tensor, dec_rows: torch.Tensor, dec_children: torch.Tensor, valid: torch.Tensor
+) -> tuple[int, int, int]:
     """Checks of the regret kernels' arguments; ``(m, A, H)``."""
     m, A, H = _decision_shapes(regrets, "regrets")
     _values(values, "values")
@@ -270,8 +289,19 @@ def regrets(
         return
     N = values.shape[0]
     code = lib.ds_cfr_regrets(
-        m, A, H, _ip(dec_rows), _ip(dec_children), _fp(valid), _fp(values), N, _fp(regrets), int(bool(floor)),
-        float(pos), float(neg), _threads(threads),
+        m,
+        A,
+        H,
+        _ip(dec_rows),
+        _ip(dec_children),
+        _fp(valid),
+        _fp(values),
+        N,
+        _fp(regrets),
+        int(bool(floor)),
+        float(pos),
+        float(neg),
+        _threads(threads),
     )
     _raise_code(code, "regrets", [("dec_rows", dec_rows, N), ("dec_children", dec_children, N)])
 
@@ -294,14 +324,25 @@ def regrets_strategy(
     are left as they are: 0 in a solver). Saves re-reading the regrets, the largest array."""
     m, A, H = _regret_args(regrets, values, dec_rows, dec_children, valid)
     _shape(_values(strategy, "strategy", 3), "strategy", (m, A, H))
-    _no_overlap(strategy, "strategy", regrets=regrets, values=values, valid=valid, dec_rows=dec_rows,
-                dec_children=dec_children)
+    _no_overlap(strategy, "strategy", regrets=regrets, values=values, valid=valid, dec_rows=dec_rows, dec_children=dec_children)
     if m == 0 or H == 0:
         return
     N = values.shape[0]
     code = lib.ds_cfr_regrets_strategy(
-        m, A, H, _ip(dec_rows), _ip(dec_children), _fp(valid), _fp(values), N, _fp(regrets), _fp(strategy),
-        int(bool(floor)), float(pos), float(neg), _threads(threads),
+        m,
+        A,
+        H,
+        _ip(dec_rows),
+        _ip(dec_children),
+        _fp(valid),
+        _fp(values),
+        N,
+        _fp(regrets),
+        _fp(strategy),
+        int(bool(floor)),
+        float(pos),
+        float(neg),
+        _threads(threads),
     )
     _raise_code(code, "regrets_strategy", [("dec_rows", dec_rows, N), ("dec_children", dec_children, N)])
 
@@ -352,9 +393,7 @@ def average(
     _raise_code(code, "average", [("dec_rows", dec_rows, N)])
 
 
-def add_rows(
-    dst: torch.Tensor, src: torch.Tensor, rows: torch.Tensor | None = None, w: float = 1.0, *, threads: int = 1
-) -> None:
+def add_rows(dst: torch.Tensor, src: torch.Tensor, rows: torch.Tensor | None = None, w: float = 1.0, *, threads: int = 1) -> None:
     """``dst[i, :] += w * src[rows[i], :]`` (``dst`` ``[n, H]`` in place; ``rows=None``: ``src[i]``,
     needing ``src`` to have at least ``n`` rows). E.g. the solver's average values."""
     _values(dst, "dst")
@@ -456,12 +495,36 @@ class SolverKernels:
                     (n, H, _ip(pl), _ip(src), rows(reach[p], parent_sl), P, _fp(table), T, rows(reach[p], child_sl), t)
                 )
                 self._forward_inner[p].append(
-                    (len(inner), H, _ip(inner), n, _ip(pl), _ip(src), rows(reach[p], parent_sl), P, _fp(table), T,
-                     rows(reach[p], child_sl), t)
+                    (
+                        len(inner),
+                        H,
+                        _ip(inner),
+                        n,
+                        _ip(pl),
+                        _ip(src),
+                        rows(reach[p], parent_sl),
+                        P,
+                        _fp(table),
+                        T,
+                        rows(reach[p], child_sl),
+                        t,
+                    )
                 )
                 self._backward[p].append(
-                    [n, H, _ip(pl), _ip(src), _fp(weight), rows(values[p], child_sl), _fp(table), T,
-                     rows(values[p], parent_sl), P, 0, t]
+                    [
+                        n,
+                        H,
+                        _ip(pl),
+                        _ip(src),
+                        _fp(weight),
+                        rows(values[p], child_sl),
+                        _fp(table),
+                        T,
+                        rows(values[p], parent_sl),
+                        P,
+                        0,
+                        t,
+                    ]
                 )
         # per player: decision slices
         dec_rows = keep(_index(la.dec_rows, "dec_rows"))
@@ -514,13 +577,17 @@ class SolverKernels:
             return
         off = m0 * self.A
         code = lib.ds_cfr_strategy(
-            m, self.A, self.H, self._valid_p + off, self._regrets_p + off * self.H, self._strategy_p + off * self.H,
+            m,
+            self.A,
+            self.H,
+            self._valid_p + off,
+            self._regrets_p + off * self.H,
+            self._strategy_p + off * self.H,
             self.threads,
         )
         self._ok(code, "update_strategy")
 
-    def propagate_reach(self, player: int, after_depth: Callable[[int], None] | None = None,
-                        terminal_rows: bool = True) -> None:
+    def propagate_reach(self, player: int, after_depth: Callable[[int], None] | None = None, terminal_rows: bool = True) -> None:
         """``reach[player]`` at every row: the root from ``root_reach``, then down the depths.
         ``after_depth(d)``, if given, is called as soon as the rows of depth d are written (d >= 1),
         to use them while they are still in cache. Without ``terminal_rows`` the fold and showdown
@@ -576,9 +643,20 @@ class SolverKernels:
             m0, m = self._dec_by_depth[player][d]
             if m:  # (interleaving is for tables larger than the caches: the strategy is streamed)
                 code = lib.ds_cfr_regrets_strategy_stream(
-                    m, A, H, self._rows_p + m0, self._children_p + m0 * A, self._valid_p + m0 * A,
-                    self._values_p[player], self.N, self._regrets_p + m0 * A * H, self._strategy_p + m0 * A * H,
-                    int(bool(floor)), float(pos), float(neg), self.threads,
+                    m,
+                    A,
+                    H,
+                    self._rows_p + m0,
+                    self._children_p + m0 * A,
+                    self._valid_p + m0 * A,
+                    self._values_p[player],
+                    self.N,
+                    self._regrets_p + m0 * A * H,
+                    self._strategy_p + m0 * A * H,
+                    int(bool(floor)),
+                    float(pos),
+                    float(neg),
+                    self.threads,
                 )
                 self._ok(code, "update_regrets_strategy")
 
@@ -594,8 +672,19 @@ class SolverKernels:
             return
         A, H = self.A, self.H
         code = lib.ds_cfr_regrets(
-            m, A, H, self._rows_p + m0, self._children_p + m0 * A, self._valid_p + m0 * A, self._values_p[player],
-            self.N, self._regrets_p + m0 * A * H, int(bool(floor)), float(pos), float(neg), self.threads,
+            m,
+            A,
+            H,
+            self._rows_p + m0,
+            self._children_p + m0 * A,
+            self._valid_p + m0 * A,
+            self._values_p[player],
+            self.N,
+            self._regrets_p + m0 * A * H,
+            int(bool(floor)),
+            float(pos),
+            float(neg),
+            self.threads,
         )
         self._ok(code, "update_regrets")
 
@@ -609,9 +698,20 @@ class SolverKernels:
             return
         A, H = self.A, self.H
         code = lib.ds_cfr_regrets_strategy(
-            m, A, H, self._rows_p + m0, self._children_p + m0 * A, self._valid_p + m0 * A, self._values_p[player],
-            self.N, self._regrets_p + m0 * A * H, self._strategy_p + m0 * A * H, int(bool(floor)), float(pos),
-            float(neg), self.threads,
+            m,
+            A,
+            H,
+            self._rows_p + m0,
+            self._children_p + m0 * A,
+            self._valid_p + m0 * A,
+            self._values_p[player],
+            self.N,
+            self._regrets_p + m0 * A * H,
+            self._strategy_p + m0 * A * H,
+            int(bool(floor)),
+            float(pos),
+            float(neg),
+            self.threads,
         )
         self._ok(code, "update_regrets_strategy")
 
@@ -628,14 +728,28 @@ class SolverKernels:
         A, H = self.A, self.H
         if m and strategy and self._sums_strategy:
             code = lib.ds_cfr_average(
-                m, A, H, self._rows_p + m0, self._strategy_p + m0 * A * H, self._reach_p[player], self.N, float(w),
-                self._sum_p + m0 * A * H, self.threads,
+                m,
+                A,
+                H,
+                self._rows_p + m0,
+                self._strategy_p + m0 * A * H,
+                self._reach_p[player],
+                self.N,
+                float(w),
+                self._sum_p + m0 * A * H,
+                self.threads,
             )
             self._ok(code, "update_averages")
         if not values:
             return
         code = lib.ds_cfr_add_rows(
-            len(self._track), H, self._track_p, self._values_p[player], self.N, float(w), self._vsum_p[player],
+            len(self._track),
+            H,
+            self._track_p,
+            self._values_p[player],
+            self.N,
+            float(w),
+            self._vsum_p[player],
             self.threads,
         )
         self._ok(code, "update_averages")

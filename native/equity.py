@@ -159,9 +159,7 @@ def equity_histograms(
     """
     if not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"bins must be a positive integer, got {bins!r}")
-    _, equity, weight = next_card_equities(
-        board, opp_range, hand_cards=hand_cards, deck=deck, final_board_size=final_board_size
-    )
+    _, equity, weight = next_card_equities(board, opp_range, hand_cards=hand_cards, deck=deck, final_board_size=final_board_size)
     H = equity.shape[1]
     ok = weight > 0
     idx = np.clip(np.floor(np.where(ok, equity, 0.0) * bins).astype(np.int64), 0, bins - 1)
@@ -170,4 +168,3 @@ def equity_histograms(
     total = hist.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, hist / np.where(total > 0, total, 1.0), 0.0)
-

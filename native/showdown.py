@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from threading import Lock
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,7 @@ from native.evaluator import MAX_CARDS, ffi, lib
 if not hasattr(lib, "ds_showdown_rows_packed"):  # pragma: no cover - stale extension
     raise ImportError("native._native predates the terminal kernels; rebuild it with `python native/build_ffi.py`")
 
-BoardLike = Union[Sequence[int], npt.ArrayLike]
+BoardLike = Sequence[int] | npt.ArrayLike
 
 _ERRORS = {
     -2: "bad sizes or arguments",
@@ -208,7 +208,7 @@ class BoardTable:
     @classmethod
     def from_strength(
         cls, board: BoardLike, strength: npt.ArrayLike, hand_cards: HandList | npt.ArrayLike | None = None
-    ) -> "BoardTable":
+    ) -> BoardTable:
         """A table from given strengths (negative = blocked), e.g. for a game with its own ranking."""
         hands = as_hand_list(hand_cards)
         cards = check_board(board, hands.k)
@@ -404,7 +404,12 @@ class ShowdownKernel:
             if R > len(self._zeros):
                 self._zeros = np.zeros(max(R, 2 * len(self._zeros)), dtype=np.int32)
             rb = self._zeros
-        elif type(row_board) is np.ndarray and row_board.dtype == np.int32 and row_board.shape == (R,) and row_board.flags.c_contiguous:
+        elif (
+            type(row_board) is np.ndarray
+            and row_board.dtype == np.int32
+            and row_board.shape == (R,)
+            and row_board.flags.c_contiguous
+        ):
             rb = row_board
         else:
             rb = _row_boards(row_board, R, self.num_boards)
@@ -445,8 +450,9 @@ class IndexedTerminalRows:
     every call (float32, C-contiguous, width H, out not overlapping the others).
     """
 
-    def __init__(self, kernel: ShowdownKernel, fold: bool, row_board: Any, in_rows: Any, out_rows: Any, scale: Any,
-                 mult_rows: Any = None) -> None:
+    def __init__(
+        self, kernel: ShowdownKernel, fold: bool, row_board: Any, in_rows: Any, out_rows: Any, scale: Any, mult_rows: Any = None
+    ) -> None:
         R = len(np.asarray(in_rows))
         self.kernel = kernel
         self.fold = int(bool(fold))
@@ -473,20 +479,30 @@ class IndexedTerminalRows:
         if not out.flags.writeable:
             raise ValueError("out must be writeable")
         rc = lib.ds_terminal_rows_product(
-            self.fold, H, self.kernel.num_boards, self.kernel._packed_ptr, self.R,
-            ffi.from_buffer("int32_t[]", self._rb), ffi.from_buffer("float[]", reach),
-            ffi.from_buffer("int64_t[]", self._in), reach.shape[0],
+            self.fold,
+            H,
+            self.kernel.num_boards,
+            self.kernel._packed_ptr,
+            self.R,
+            ffi.from_buffer("int32_t[]", self._rb),
+            ffi.from_buffer("float[]", reach),
+            ffi.from_buffer("int64_t[]", self._in),
+            reach.shape[0],
             ffi.NULL if mult is None else ffi.from_buffer("float[]", mult),
             ffi.NULL if self._mult is None else ffi.from_buffer("int64_t[]", self._mult),
             0 if mult is None else mult.shape[0],
             ffi.NULL if self._scale is None else self._scale,
-            ffi.from_buffer("float[]", out), ffi.from_buffer("int64_t[]", self._out), out.shape[0],
+            ffi.from_buffer("float[]", out),
+            ffi.from_buffer("int64_t[]", self._out),
+            out.shape[0],
         )
         if rc != -1:
             if 0 <= rc < self.R:
                 raise ValueError(f"row {rc}: board index out of range")
             if self.R <= rc < 2 * self.R:
-                raise ValueError(f"row {rc - self.R}: reach row {int(self._in[rc - self.R])} out of range 0..{reach.shape[0] - 1}")
+                raise ValueError(
+                    f"row {rc - self.R}: reach row {int(self._in[rc - self.R])} out of range 0..{reach.shape[0] - 1}"
+                )
             if 2 * self.R <= rc < 3 * self.R:
                 i = rc - 2 * self.R
                 raise ValueError(f"row {i}: output row {int(self._out[i])} out of range 0..{out.shape[0] - 1}")
@@ -579,7 +595,7 @@ class ChanceShowdownKernel:
 
 
 # --------------------------------------------------------------------------- convenience
-_KERNELS: "OrderedDict[tuple, ShowdownKernel]" = OrderedDict()
+_KERNELS: OrderedDict[tuple, ShowdownKernel] = OrderedDict()
 _KERNELS_LOCK = Lock()
 _KERNEL_CACHE_SIZE = 256
 

@@ -31,7 +31,8 @@ tensor code (the tests check both agree).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -90,7 +91,6 @@ def _board_indices(t: BoardTable, L: int) -> tuple[np.ndarray, np.ndarray]:
     return ext, terms
 
 
-
 def canonical_device(device: torch.device | str, current_index: int | None = None) -> torch.device:
     """``device`` with its index: ``cuda`` becomes ``cuda:N`` (N the current CUDA device).
 
@@ -102,6 +102,7 @@ def canonical_device(device: torch.device | str, current_index: int | None = Non
         index = torch.cuda.current_device() if current_index is None else current_index
         return torch.device("cuda", index)
     return dev
+
 
 class TorchShowdown:
     """Showdown and fold values of a hand list on a fixed list of boards, on torch tensors.
@@ -159,7 +160,7 @@ class TorchShowdown:
             self.hand_card = [torch.as_tensor(self.hands.cards[:, j].astype(np.int64), device=dev) for j in range(self.k)]
 
     # ------------------------------------------------------------------ public API
-    def prepare(self, row_board: torch.Tensor | Sequence[int] | None, rows: int | None = None) -> "PreparedRows":
+    def prepare(self, row_board: torch.Tensor | Sequence[int] | None, rows: int | None = None) -> PreparedRows:
         """Fixed rows: their boards' index tensors are gathered once (for repeated calls)."""
         return PreparedRows(self, self._row_boards(row_board, rows))
 
@@ -287,4 +288,3 @@ class PreparedRows:
         else:
             values = o._fold(reach2, self.row_board, self._valid)
         return o._finish(values, scale, single)
-

@@ -63,10 +63,7 @@ def correct_action(state: HandState, text: str | None) -> Correction:
     if kind is ActionKind.CALL:
         return Correction(CALL)
     warnings: list[str] = []
-    if (
-        state.num_raises() < game.max_raises[state.round]
-        and len(state.round_actions) + game.num_players > MAX_ACTIONS_PER_ROUND
-    ):
+    if state.num_raises() < game.max_raises[state.round] and len(state.round_actions) + game.num_players > MAX_ACTIONS_PER_ROUND:
         warnings.append(WARN_CAP)
     bounds = state.raise_bounds()
     if bounds is None:

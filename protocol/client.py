@@ -62,8 +62,7 @@ class ClientSummary:
 
     def line(self) -> str:
         text = (
-            f"hands={self.hands} chips_won={self.chips_won:g} decisions={self.decisions} "
-            f"mean_think_ms={self.mean_think_ms:.2f}"
+            f"hands={self.hands} chips_won={self.chips_won:g} decisions={self.decisions} mean_think_ms={self.mean_think_ms:.2f}"
         )
         if self.bad_lines or self.fallback_actions:
             text += f" bad_lines={self.bad_lines} fallback_actions={self.fallback_actions}"

@@ -19,9 +19,10 @@ import select
 import socket
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -316,9 +317,7 @@ class Dealer:
             stats[s].max_hand_us = max(stats[s].max_hand_us, hand_used_us[(s + n - player0_seat) % n])
         if log_file:
             names = "|".join(cfg.names[seat_of[p]] for p in range(n))
-            log_file.write(
-                f"{format_state_line(state)}:{'|'.join(format_value(v) for v in values)}:{names}\n"
-            )
+            log_file.write(f"{format_state_line(state)}:{'|'.join(format_value(v) for v in values)}:{names}\n")
             log_file.flush()
         for seat in seats:
             self._send(seat, format_matchstate(state, (seat.index + n - player0_seat) % n))
@@ -408,9 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", dest="ports", help="comma-separated ports, one per seat (default: random)")
     parser.add_argument("--t_response", type=int, default=DEFAULT_T_RESPONSE_MS, help="max ms per response")
     parser.add_argument("--t_hand", type=int, default=DEFAULT_T_HAND_MS, help="max ms of one player per hand")
-    parser.add_argument(
-        "--t_per_hand", type=int, default=DEFAULT_T_PER_HAND_MS, help="max average ms per hand over the match"
-    )
+    parser.add_argument("--t_per_hand", type=int, default=DEFAULT_T_PER_HAND_MS, help="max average ms per hand over the match")
     parser.add_argument("--start_timeout", type=int, default=-1, help="max ms to wait for players (<0: none)")
     parser.add_argument("-q", dest="quiet", action="store_true", help="only errors, warnings and the score on stderr")
     parser.add_argument("-f", dest="fixed", action="store_true", help="fixed seats (no rotation of positions)")

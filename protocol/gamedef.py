@@ -8,10 +8,11 @@ counts and missing required keys are errors naming the file, the line and the pr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
 from native.cards import make_card
 
@@ -46,7 +47,7 @@ class GameDefError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-class Betting(str, Enum):
+class Betting(str, Enum):  # noqa: UP042 (StrEnum would change str() of a member)
     LIMIT = "limit"
     NOLIMIT = "nolimit"
 
@@ -178,8 +179,7 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
         if line[0].isspace():
             raise GameDefError(
                 source,
-                f"indented line {line.strip()!r}: the ACPC dealer would silently ignore it; "
-                "remove the leading whitespace",
+                f"indented line {line.strip()!r}: the ACPC dealer would silently ignore it; remove the leading whitespace",
                 lineno,
             )
         lowered = line.strip().lower()
@@ -204,8 +204,7 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
         if spec is None:
             raise GameDefError(
                 source,
-                f"unknown key {key!r}; known keys: limit, nolimit, "
-                + ", ".join(c for c, _ in _VALUE_KEYS.values()),
+                f"unknown key {key!r}; known keys: limit, nolimit, " + ", ".join(c for c, _ in _VALUE_KEYS.values()),
                 lineno,
             )
         canonical, _count = spec
@@ -279,7 +278,9 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
     if any(n < 0 for n in board):
         raise GameDefError(source, "numBoardCards values must not be negative", values["numBoardCards"][0])
     if sum(board) > MAX_BOARD_CARDS:
-        raise GameDefError(source, f"at most {MAX_BOARD_CARDS} board cards in total, got {sum(board)}", values["numBoardCards"][0])
+        raise GameDefError(
+            source, f"at most {MAX_BOARD_CARDS} board cards in total, got {sum(board)}", values["numBoardCards"][0]
+        )
     if num_hole * num_players + sum(board) > num_suits * num_ranks:
         raise GameDefError(source, "too many hole and board cards for the deck (numSuits x numRanks)")
 
@@ -317,4 +318,3 @@ def load_game(name_or_path: str | Path) -> Game:
     except (OSError, UnicodeDecodeError) as exc:
         raise GameDefError(text_name, f"cannot read the file: {exc}") from None
     return parse_game(text, source=text_name, name=path.stem)
-

@@ -102,17 +102,14 @@ def _parse_betting(line: str, text: str, game: Game, hand_id: int) -> HandState:
             if state.round != seg_index:
                 raise MatchStateError(
                     line,
-                    f"action {action} written in betting round {seg_index + 1}, "
-                    f"but the rules are in round {state.round + 1}",
+                    f"action {action} written in betting round {seg_index + 1}, but the rules are in round {state.round + 1}",
                 )
             try:
                 state = state.apply(action)
             except IllegalActionError as exc:
                 raise MatchStateError(line, f"illegal action {action}: {exc}") from None
     if len(segments) - 1 != state.round:
-        raise MatchStateError(
-            line, f"betting shows {len(segments)} rounds, but the rules are in round {state.round + 1}"
-        )
+        raise MatchStateError(line, f"betting shows {len(segments)} rounds, but the rules are in round {state.round + 1}")
     return state
 
 

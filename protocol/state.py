@@ -15,9 +15,9 @@ with :meth:`HandState.with_board`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
-from typing import Callable, Iterable, Sequence
 
 from native.evaluator import evaluate_one
 from protocol.gamedef import Game
@@ -108,7 +108,7 @@ class HandState:
         hand_id: int = 0,
         hole_cards: Sequence[Sequence[int]] | None = None,
         board: Sequence[int] = (),
-    ) -> "HandState":
+    ) -> HandState:
         """The state before the first action: blinds posted, round 0."""
         spent = tuple(game.blind)
         max_spent = max(spent)
@@ -142,7 +142,7 @@ class HandState:
         spent: Sequence[int],
         board: Sequence[int] = (),
         hand_id: int = 0,
-    ) -> "HandState":
+    ) -> HandState:
         """A public state at the start of ``round_`` with ``spent`` chips in per player.
 
         For solver spots ("turn, pot 10, 95 behind"): the earlier betting is not recorded,
@@ -301,7 +301,7 @@ class HandState:
         return action.size
 
     # ------------------------------------------------------------------ transitions
-    def apply(self, action: Action) -> "HandState":
+    def apply(self, action: Action) -> HandState:
         """The state after ``action`` by the player to act; IllegalActionError if not allowed."""
         if self.finished:
             raise IllegalActionError(f"hand {self.hand_id} is over; no action can be taken")
@@ -340,7 +340,7 @@ class HandState:
         )
         return nxt._close_round_if_done()
 
-    def _close_round_if_done(self) -> "HandState":
+    def _close_round_if_done(self) -> HandState:
         game = self.game
         if sum(self.folded) + 1 >= game.num_players:
             return replace(self, finished=True)
@@ -386,7 +386,7 @@ class HandState:
         """Board cards that the current round shows but this state does not hold yet."""
         return self.game.board_cards_through(self.round) - len(self.board)
 
-    def with_board(self, board: Iterable[int]) -> "HandState":
+    def with_board(self, board: Iterable[int]) -> HandState:
         """The same state with ``board`` as the board cards (all rounds so far, in order)."""
         cards = tuple(board)
         if len(cards) > self.game.board_cards_through(self.round):
@@ -395,7 +395,7 @@ class HandState:
             )
         return replace(self, board=cards)
 
-    def with_hole_cards(self, player: int, cards: Iterable[int]) -> "HandState":
+    def with_hole_cards(self, player: int, cards: Iterable[int]) -> HandState:
         holes = list(self.hole_cards)
         holes[player] = tuple(cards)
         return replace(self, hole_cards=tuple(holes))

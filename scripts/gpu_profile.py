@@ -43,11 +43,17 @@ def main() -> None:
     kernels = sum(e.count for e in events if cuda and e.device_type == torch.autograd.DeviceType.CUDA)
     device_us = sum(getattr(e, "self_device_time_total", 0) or 0 for e in events) if cuda else None
     summary = {
-        "bench": f"profile.{args.spot}", "device": args.device, "dtype": args.dtype, "iterations": args.iterations,
-        "seconds": round(seconds, 4), "ms_per_iteration": round(1000 * seconds / args.iterations, 3),
-        "kernel_launches": kernels, "kernels_per_iteration": round(kernels / args.iterations, 1) if cuda else None,
+        "bench": f"profile.{args.spot}",
+        "device": args.device,
+        "dtype": args.dtype,
+        "iterations": args.iterations,
+        "seconds": round(seconds, 4),
+        "ms_per_iteration": round(1000 * seconds / args.iterations, 3),
+        "kernel_launches": kernels,
+        "kernels_per_iteration": round(kernels / args.iterations, 1) if cuda else None,
         "device_busy_s": round(device_us / 1e6, 4) if device_us is not None else None,
-        "rows": sol.lookahead.num_rows, "hands": int(len(sol.hands)),
+        "rows": sol.lookahead.num_rows,
+        "hands": int(len(sol.hands)),
     }
     print(json.dumps(summary), flush=True)
     print(events.table(sort_by=key, row_limit=args.rows))

@@ -74,7 +74,9 @@ def graph() -> tuple[dict[str, int], dict[str, set[str]]]:
                 continue  # agent itself only holds the layers
             counts[package] = counts.get(package, 0) + (path.name != "__init__.py" or has_code(path))
             if path.name != "__init__.py" or has_code(path):
-                NAMES.setdefault(package, []).append(path.relative_to(ROOT.joinpath(*package.split("."))).with_suffix("").as_posix())
+                NAMES.setdefault(package, []).append(
+                    path.relative_to(ROOT.joinpath(*package.split("."))).with_suffix("").as_posix()
+                )
             deps = edges.setdefault(package, set())
             for target in imported_modules(path, module):
                 other = package_of(target)

@@ -6,8 +6,8 @@ import argparse
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -64,12 +64,31 @@ def test_each_bench_suite_has_help(suite: str, capsys: pytest.CaptureFixture[str
     assert exit_.value.code == 0 and "usage:" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [
-    ["match", "leduc", "4", "random", "call", "--log-dir", "{file}"],
-    ["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "4", "--out", "{file}"],
-    ["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--shard-size", "2", "--iterations", "2", "--out", "{file}"],
-])
-def test_an_output_path_that_is_a_file_is_one_line_and_exit_1(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["match", "leduc", "4", "random", "call", "--log-dir", "{file}"],
+        ["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "4", "--out", "{file}"],
+        [
+            "generate",
+            "--game",
+            "leduc",
+            "--round",
+            "1",
+            "--situations",
+            "2",
+            "--shard-size",
+            "2",
+            "--iterations",
+            "2",
+            "--out",
+            "{file}",
+        ],
+    ],
+)
+def test_an_output_path_that_is_a_file_is_one_line_and_exit_1(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from agent.cli.main import main
 
     file = tmp_path / "a-file"
@@ -111,11 +130,15 @@ def test_dealer_process_with_two_play_processes(tmp_path: Path) -> None:
 
 
 def test_dealer_refuses_bad_arguments(tmp_path: Path) -> None:
-    out = subprocess.run(deepstack() + ["dealer", "m", "nope.game", "10", "1", "A", "B"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        deepstack() + ["dealer", "m", "nope.game", "10", "1", "A", "B"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 1 and "ERROR: could not read game nope.game" in out.stderr
     out = subprocess.run(deepstack() + ["dealer", "m", "hunl", "10", "1", "A"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and "2 player names needed" in out.stderr
-    out = subprocess.run(deepstack() + ["dealer", "m", "hunl", "10", "1", "A", "B", "-p", "1,x"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        deepstack() + ["dealer", "m", "hunl", "10", "1", "A", "B", "-p", "1,x"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 1 and "bad port string" in out.stderr
 
 
@@ -144,21 +167,36 @@ def test_container_entrypoint_plays_hunl_with_host_and_port_only(tmp_path: Path)
             for src in line.split()[1:-1]:
                 assert (ROOT / src).exists(), src
     cfg = tmp_path / "fast.yaml"
-    cfg.write_text("bot:\n  hunl:\n    preflop: {iterations: 3}\n    flop: {iterations: 3}\n    turn: {iterations: 3}\n    river: {iterations: 3}\n")
-    dealer = subprocess.Popen(deepstack() + ["dealer", "m", "hunl", "4", "3", "DS", "C", "-q", "--log-dir", str(tmp_path)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cfg.write_text(
+        "bot:\n  hunl:\n    preflop: {iterations: 3}\n    flop: {iterations: 3}\n"
+        "    turn: {iterations: 3}\n    river: {iterations: 3}\n"
+    )
+    dealer = subprocess.Popen(
+        deepstack() + ["dealer", "m", "hunl", "4", "3", "DS", "C", "-q", "--log-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert dealer.stdout is not None
     ports = dealer.stdout.readline().split()
     env = {**os.environ, "DEEPSTACK_CONFIG": str(cfg)}
-    bot = subprocess.Popen(deepstack() + ["play", "--host", "127.0.0.1", "--port", ports[0]],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    caller = subprocess.Popen(deepstack() + ["play", "--bot", "call", "--port", ports[1]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bot = subprocess.Popen(
+        deepstack() + ["play", "--host", "127.0.0.1", "--port", ports[0]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    caller = subprocess.Popen(
+        deepstack() + ["play", "--bot", "call", "--port", ports[1]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     out, err = bot.communicate(timeout=300)
     caller.communicate(timeout=60)
     score, _ = dealer.communicate(timeout=60)
     assert bot.returncode == 0, err
     assert "hands=4" in out and score.startswith("SCORE:")
-    refused = subprocess.run(deepstack() + ["play", "--port", "1", "--device", "cuda"], capture_output=True, text=True, timeout=120,
-                             env=env)
+    refused = subprocess.run(
+        deepstack() + ["play", "--port", "1", "--device", "cuda"], capture_output=True, text=True, timeout=120, env=env
+    )
     if not __import__("torch").cuda.is_available():
         assert refused.returncode == 2 and "no CUDA device" in refused.stderr

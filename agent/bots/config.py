@@ -208,7 +208,9 @@ def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ConfigError(f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
+        )
     kwargs = {k: _convert(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
     return cls(**kwargs)
 

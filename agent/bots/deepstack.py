@@ -49,7 +49,9 @@ class _Seat:
 
 
 def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: str) -> ResolveSettings:
-    config = SolverConfig(algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64")
+    config = SolverConfig(
+        algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64"
+    )
     if cfg.value_net is None:
         return ResolveSettings.uniform(FCPA, config)
     net, entry = load_value_net(cfg.value_net, device=pick_device(device))
@@ -86,21 +88,29 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
 
     streets = []
     for r, sc in enumerate(streets_cfg):
-        config = SolverConfig(algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=sc.iterations, device=device)
+        config = SolverConfig(
+            algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=sc.iterations, device=device
+        )
         if sc.leaves == "end" or r == 3:
             streets.append(StreetSettings(sizing=sizing, config=config))
             continue
         if sc.leaves == "checkdown":
             leaf = get_checkdown()
-            streets.append(StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values))
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values)
+            )
             continue
         if r == 0:
             aux = net_leaf(cfg.models.aux_net, None)
             flop = net_leaf(cfg.models.flop_net, cfg.models.flop_buckets)
-            streets.append(StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values))
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values)
+            )
         elif r == 1:
             turn = net_leaf(cfg.models.turn_net, cfg.models.turn_buckets)
-            streets.append(StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values))
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values)
+            )
         else:
             raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
     if cfg.street_start_values == "solve":
@@ -109,8 +119,12 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             st = streets[r]
             if st.last_round is not None and st.chance_values is not None:
                 streets[r] = replace(st, chance_values=SolvedChanceValues(space, streets[r + 1], sizing, st.chance_values))
-    return ResolveSettings(streets=tuple(streets), warm_start_weight=cfg.warm_start.weight, warm_start_mode=cfg.warm_start.mode,
-                           from_round_start=cfg.warm_start.opponent_first == "round_start")
+    return ResolveSettings(
+        streets=tuple(streets),
+        warm_start_weight=cfg.warm_start.weight,
+        warm_start_mode=cfg.warm_start.mode,
+        from_round_start=cfg.warm_start.opponent_first == "round_start",
+    )
 
 
 def is_leduc(game: Game) -> bool:
@@ -132,7 +146,11 @@ class DeepStackBot(BaseBot):
         self.game = game
         self.config = config
         self.rng = np.random.default_rng(seed)
-        self.device = "cpu" if config.device == "auto" and not torch.cuda.is_available() else ("cuda" if config.device == "auto" else config.device)
+        self.device = (
+            "cpu"
+            if config.device == "auto" and not torch.cuda.is_available()
+            else ("cuda" if config.device == "auto" else config.device)
+        )
         tc = config.bot.time
         self.timing = TimeBudget(
             tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=game.num_rounds
@@ -155,7 +173,11 @@ class DeepStackBot(BaseBot):
         # and solve the first state of a hand for both positions (the same every hand), for
         # each deck a reduced-deck dealer may use, so that no decision of the match pays for it
         conventions: list[DeckConvention] = ["high"] if game.deck("high") == game.deck("low") else ["high", "low"]
-        self._cache_path = Path(self.bot_config.preflop_cache) if isinstance(self.bot_config, HoldemBotConfig) and self.bot_config.preflop_cache else None
+        self._cache_path = (
+            Path(self.bot_config.preflop_cache)
+            if isinstance(self.bot_config, HoldemBotConfig) and self.bot_config.preflop_cache
+            else None
+        )
         loaded = self._load_preflop_cache()
         for convention in conventions:
             self._seat_for(convention).resolver.prepare()
@@ -266,7 +288,9 @@ class DeepStackBot(BaseBot):
         except Exception as exc:  # out of memory, a bug: the match goes on with a legal action
             self._degraded = True
             action = CALL
-            log.error("decision_failed", hand=view.hand_id, betting=view.state.betting_string(), error=repr(exc), action=str(action))
+            log.error(
+                "decision_failed", hand=view.hand_id, betting=view.state.betting_string(), error=repr(exc), action=str(action)
+            )
         self.timing.spent(time.monotonic() - start)
         return action
 

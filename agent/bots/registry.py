@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from agent.bots.baselines import CallBot, RaiseBot, RandomBot
 from agent.bots.config import Config, load_config

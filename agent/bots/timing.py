@@ -48,7 +48,9 @@ class TimeBudget:
     def budget(self, round_: int) -> float:
         """Seconds the decision about to be made may use."""
         banked, cap = self._limits()
-        table = EXPECTED_DECISIONS_LEFT[-self.rounds :] if self.rounds <= len(EXPECTED_DECISIONS_LEFT) else EXPECTED_DECISIONS_LEFT
+        table = (
+            EXPECTED_DECISIONS_LEFT[-self.rounds :] if self.rounds <= len(EXPECTED_DECISIONS_LEFT) else EXPECTED_DECISIONS_LEFT
+        )
         left = table[min(round_, len(table) - 1)]
         share = max(0.0, banked) / left
         return max(0.0, self.safety * min(share, cap))

@@ -16,9 +16,10 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -51,8 +52,15 @@ DEEPSTACK_CORE_S_PER_TURN_SITUATION = 550.0
 
 
 def _row(bench: str, value: float, unit: str, device: str, **context: Any) -> dict[str, Any]:
-    return {"bench": bench, "value": float(f"{value:.6g}"), "unit": unit, "impl": "ours", "device": device,
-            "threads": torch.get_num_threads(), **context}
+    return {
+        "bench": bench,
+        "value": float(f"{value:.6g}"),
+        "unit": unit,
+        "impl": "ours",
+        "device": device,
+        "threads": torch.get_num_threads(),
+        **context,
+    }
 
 
 @contextmanager
@@ -77,8 +85,20 @@ def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
     spec = GenerateSpec(game="leduc", round=1, situations=situations, shard_size=situations, seed=1, iterations=iterations)
     seconds = _time_shard(spec, situations)
     dcfr = _dcfr_field(spec.algorithm, (spec.dcfr_alpha, spec.dcfr_beta, spec.dcfr_gamma))
-    rows.append(_row("generate.leduc", situations / seconds, "situations/s", "cpu", mode="batched", situations=situations,
-                     iterations=iterations, algorithm=spec.algorithm, **dcfr, seconds=round(seconds, 3)))
+    rows.append(
+        _row(
+            "generate.leduc",
+            situations / seconds,
+            "situations/s",
+            "cpu",
+            mode="batched",
+            situations=situations,
+            iterations=iterations,
+            algorithm=spec.algorithm,
+            **dcfr,
+            seconds=round(seconds, 3),
+        )
+    )
     single = max(1, min(10, situations))
     space = HandSpace(load_game("leduc"))
     rng = np.random.default_rng(1)
@@ -87,8 +107,20 @@ def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
     for _ in range(single):
         solve_situation(space, 1, draw_situation(space, 1, rng), config)
     seconds = time.perf_counter() - start
-    rows.append(_row("generate.leduc", single / seconds, "situations/s", "cpu", mode="one-per-solver-call", situations=single,
-                     iterations=iterations, algorithm=spec.algorithm, **dcfr, seconds=round(seconds, 3)))
+    rows.append(
+        _row(
+            "generate.leduc",
+            single / seconds,
+            "situations/s",
+            "cpu",
+            mode="one-per-solver-call",
+            situations=single,
+            iterations=iterations,
+            algorithm=spec.algorithm,
+            **dcfr,
+            seconds=round(seconds, 3),
+        )
+    )
     return rows
 
 
@@ -116,15 +148,25 @@ def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | N
         if pct is not None:
             expl.append(round(100 * pct, 4))
     total = sum(times)
-    fields: dict[str, Any] = {"rate": len(times) / total if total > 0 else 0.0, "situations": len(times),
-                              "allin_draws": len(allin_times), "seconds": round(total, 3),
-                              "rate_all_draws": round((len(times) + len(allin_times)) / max(total + sum(allin_times), 1e-12), 5),
-                              "seconds_per_situation": [round(t, 2) for t in times], "pots": pots, "hands": 1326,
-                              "sizing": "fold,call,pot,all-in", "stream": stream}
+    fields: dict[str, Any] = {
+        "rate": len(times) / total if total > 0 else 0.0,
+        "situations": len(times),
+        "allin_draws": len(allin_times),
+        "seconds": round(total, 3),
+        "rate_all_draws": round((len(times) + len(allin_times)) / max(total + sum(allin_times), 1e-12), 5),
+        "seconds_per_situation": [round(t, 2) for t in times],
+        "pots": pots,
+        "hands": 1326,
+        "sizing": "fold,call,pot,all-in",
+        "stream": stream,
+    }
     if len(times) >= 2:
         mean, sem = float(np.mean(times)), float(np.std(times, ddof=1)) / len(times) ** 0.5
         fields["seconds_mean"], fields["seconds_sem"] = round(mean, 4), round(sem, 4)
-        fields["rate_ci95"] = [round(1 / (mean + 1.96 * sem), 5), round(1 / (mean - 1.96 * sem), 5) if mean > 1.96 * sem else None]
+        fields["rate_ci95"] = [
+            round(1 / (mean + 1.96 * sem), 5),
+            round(1 / (mean - 1.96 * sem), 5) if mean > 1.96 * sem else None,
+        ]
     if expl:
         fields["exploitability_pct"] = expl
     return fields
@@ -151,16 +193,35 @@ def _timed_forests(count: int, batch: int | None, config: SolverConfig, stream: 
             torch.cuda.synchronize()
         times.append(time.perf_counter() - began)
     total = sum(times)
-    return {"rate": len(todo) / total if total > 0 else 0.0, "situations": len(todo), "allin_draws": len(draws) - len(todo),
-            "seconds": round(total, 3), "rate_all_draws": round(len(draws) / max(total, 1e-12), 5),
-            "batch": "auto" if batch is None else batch, "pots": [sit.pot for sit in todo], "hands": 1326,
-            "sizing": "fold,call,pot,all-in", "stream": stream,
-            **({"seconds_per_situation": [round(t, 2) for t in times]} if groups is None else
-               {"forest_sizes": [len(g) for g in groups], "seconds_per_forest": [round(t, 2) for t in times]})}
+    return {
+        "rate": len(todo) / total if total > 0 else 0.0,
+        "situations": len(todo),
+        "allin_draws": len(draws) - len(todo),
+        "seconds": round(total, 3),
+        "rate_all_draws": round(len(draws) / max(total, 1e-12), 5),
+        "batch": "auto" if batch is None else batch,
+        "pots": [sit.pot for sit in todo],
+        "hands": 1326,
+        "sizing": "fold,call,pot,all-in",
+        "stream": stream,
+        **(
+            {"seconds_per_situation": [round(t, 2) for t in times]}
+            if groups is None
+            else {"forest_sizes": [len(g) for g in groups], "seconds_per_forest": [round(t, 2) for t in times]}
+        ),
+    }
 
 
-def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, device: str, check: bool,
-                dcfr: tuple[float, float, float] = GENERATE_DCFR, batch: int | None = 1) -> dict[str, Any]:
+def _turn_draws(
+    stream: int,
+    situations: int,
+    iterations: int,
+    algorithm: str,
+    device: str,
+    check: bool,
+    dcfr: tuple[float, float, float] = GENERATE_DCFR,
+    batch: int | None = 1,
+) -> dict[str, Any]:
     """One process's share of the turn row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
     config = _hunl_config(algorithm, iterations, device, dcfr)
@@ -172,8 +233,11 @@ def _turn_draws(stream: int, situations: int, iterations: int, algorithm: str, d
 
 def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """The rows of processes that ran side by side: the machine's rate is the sum of theirs."""
-    fields: dict[str, Any] = {"rate": sum(p["rate"] for p in parts), "rate_all_draws": round(sum(p["rate_all_draws"] for p in parts), 5),
-                              "rate_per_process": [round(p["rate"], 5) for p in parts]}
+    fields: dict[str, Any] = {
+        "rate": sum(p["rate"] for p in parts),
+        "rate_all_draws": round(sum(p["rate_all_draws"] for p in parts), 5),
+        "rate_per_process": [round(p["rate"], 5) for p in parts],
+    }
     for key in ("situations", "allin_draws"):
         fields[key] = sum(p[key] for p in parts)
     for key in ("seconds_per_situation", "pots", "exploitability_pct", "forest_sizes", "seconds_per_forest"):
@@ -187,8 +251,16 @@ def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return fields
 
 
-def bench_turn(situations: int, iterations: int, algorithm: str, device: str, check: bool = False,
-               processes: int = 1, dcfr: tuple[float, float, float] = GENERATE_DCFR, batch: int | None = 1) -> dict[str, Any]:
+def bench_turn(
+    situations: int,
+    iterations: int,
+    algorithm: str,
+    device: str,
+    check: bool = False,
+    processes: int = 1,
+    dcfr: tuple[float, float, float] = GENERATE_DCFR,
+    batch: int | None = 1,
+) -> dict[str, Any]:
     """Turn situations solved as ``deepstack generate --street turn`` solves them (to the end of
     the game, average values only) and timed. With ``check``, the average strategy is kept too and
     each solve's exploitability (% of the pot) is reported: how accurate the targets are. With
@@ -202,24 +274,39 @@ def bench_turn(situations: int, iterations: int, algorithm: str, device: str, ch
         fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch)
     else:
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            jobs = [pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch)
-                    for k in range(processes)]
+            jobs = [
+                pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch)
+                for k in range(processes)
+            ]
             fields = _combined([job.result() for job in jobs])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
     cores = os.cpu_count() or 1
-    return _row("generate.turn", fields.pop("rate"), "situations/s", dev.type, iterations=iterations, algorithm=algorithm,
-                **_dcfr_field(algorithm, dcfr), **fields, threads=1,
-                processes=processes, goal_cpu=0.25, goal_h100=100.0,
-                deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
-                deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5), cpu_cores=cores)
+    return _row(
+        "generate.turn",
+        fields.pop("rate"),
+        "situations/s",
+        dev.type,
+        iterations=iterations,
+        algorithm=algorithm,
+        **_dcfr_field(algorithm, dcfr),
+        **fields,
+        threads=1,
+        processes=processes,
+        goal_cpu=0.25,
+        goal_h100=100.0,
+        deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
+        deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5),
+        cpu_cores=cores,
+    )
 
 
 def _hunl_config(algorithm: str, iterations: int, device: str, dcfr: tuple[float, float, float]) -> SolverConfig:
     """The solver settings of hold'em generation (float32), as ``deepstack generate`` makes them."""
     alpha, beta, gamma = dcfr
-    return SolverConfig(algorithm=algorithm, iterations=iterations, device=device, dtype="float32", alpha=alpha, beta=beta,
-                        gamma=gamma)
+    return SolverConfig(
+        algorithm=algorithm, iterations=iterations, device=device, dtype="float32", alpha=alpha, beta=beta, gamma=gamma
+    )
 
 
 def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, str]:
@@ -227,8 +314,9 @@ def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, s
     return {"dcfr": format_dcfr(dcfr)} if algorithm in ("dcfr", "dcfr+") else {}
 
 
-def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str,
-               dcfr: tuple[float, float, float] = GENERATE_DCFR) -> dict[str, Any]:
+def bench_flop(
+    situations: int, iterations: int, algorithm: str, turn_net: str, dcfr: tuple[float, float, float] = GENERATE_DCFR
+) -> dict[str, Any]:
     """Flop situations solved as ``deepstack generate --street flop`` solves them (the flop's
     betting, the turn network at the leaves for each of the 49 turn cards; CPU) and timed."""
 
@@ -242,9 +330,20 @@ def bench_flop(situations: int, iterations: int, algorithm: str, turn_net: str,
 
     with _one_thread():
         fields = _timed_draws(1, situations, solve)
-    return _row("generate.flop", fields.pop("rate"), "situations/s", "cpu", iterations=iterations, algorithm=algorithm,
-                **_dcfr_field(algorithm, dcfr), **fields, threads=1,
-                turn_net=turn_net, net=entry.get("net"), net_training_situations=entry.get("training_situations"))
+    return _row(
+        "generate.flop",
+        fields.pop("rate"),
+        "situations/s",
+        "cpu",
+        iterations=iterations,
+        algorithm=algorithm,
+        **_dcfr_field(algorithm, dcfr),
+        **fields,
+        threads=1,
+        turn_net=turn_net,
+        net=entry.get("net"),
+        net_training_situations=entry.get("training_situations"),
+    )
 
 
 def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> dict[str, Any]:
@@ -264,46 +363,103 @@ def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> d
             sit = draw_situation(space, 0, rng)
             rows = None if aux_flops is None else np.sort(rng.choice(len(ALL_FLOPS), aux_flops, replace=False))
             start = time.perf_counter()
-            aux_values(net, flops, sit.ranges / sit.ranges.sum(axis=1, keepdims=True), float(sit.pot), float(sum(game.stack)),
-                       flop_rows=rows)
+            aux_values(
+                net,
+                flops,
+                sit.ranges / sit.ranges.sum(axis=1, keepdims=True),
+                float(sit.pot),
+                float(sum(game.stack)),
+                flop_rows=rows,
+            )
             times.append(time.perf_counter() - start)
     first, rest = times[0], times[1:]
     rate = len(rest) / sum(rest) if rest and sum(rest) > 0 else 0.0
-    return _row("generate.preflop-aux", rate, "situations/s", "cpu", situations=len(rest), flops=aux_flops or len(ALL_FLOPS),
-                canonical_flops=flops.canonical_flops, first_situation_seconds=round(first, 2),
-                seconds_per_situation=[round(t, 2) for t in rest], threads=1, flop_net=flop_net, net=entry.get("net"),
-                net_training_situations=entry.get("training_situations"))
+    return _row(
+        "generate.preflop-aux",
+        rate,
+        "situations/s",
+        "cpu",
+        situations=len(rest),
+        flops=aux_flops or len(ALL_FLOPS),
+        canonical_flops=flops.canonical_flops,
+        first_situation_seconds=round(first, 2),
+        seconds_per_situation=[round(t, 2) for t in rest],
+        threads=1,
+        flop_net=flop_net,
+        net=entry.get("net"),
+        net_training_situations=entry.get("training_situations"),
+    )
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="deepstack bench generate", description=__doc__.split("\n\n")[0])
-    p.add_argument("--street", action="append", choices=["leduc", "turn", "flop", "preflop-aux"], default=None,
-                   help="which rows (default: leduc and turn)")
+    p.add_argument(
+        "--street",
+        action="append",
+        choices=["leduc", "turn", "flop", "preflop-aux"],
+        default=None,
+        help="which rows (default: leduc and turn)",
+    )
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--leduc-situations", type=int, default=2000)
     p.add_argument("--turn-situations", type=int, default=3, help="turn situations to draw (default 3)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
-    p.add_argument("--turn-algorithm", default="cfr+", help="CFR variant of the turn and flop solves (default cfr+)", choices=["cfr+", "dcfr", "hybrid", "dcfr+"])
-    p.add_argument("--turn-iterations", type=int, default=None, help="iterations of the turn and flop solves (default: --iterations)")
-    p.add_argument("--dcfr", default=format_dcfr(GENERATE_DCFR), metavar="ALPHA,BETA,GAMMA",
-                   help=f"turn and flop rows with --turn-algorithm dcfr / dcfr+: DCFR's parameters (default {format_dcfr(GENERATE_DCFR)}, "
-                        "as deepstack generate)")
+    p.add_argument(
+        "--turn-algorithm",
+        default="cfr+",
+        help="CFR variant of the turn and flop solves (default cfr+)",
+        choices=["cfr+", "dcfr", "hybrid", "dcfr+"],
+    )
+    p.add_argument(
+        "--turn-iterations", type=int, default=None, help="iterations of the turn and flop solves (default: --iterations)"
+    )
+    p.add_argument(
+        "--dcfr",
+        default=format_dcfr(GENERATE_DCFR),
+        metavar="ALPHA,BETA,GAMMA",
+        help=f"turn and flop rows with --turn-algorithm dcfr / dcfr+: DCFR's parameters (default {format_dcfr(GENERATE_DCFR)}, "
+        "as deepstack generate)",
+    )
     p.add_argument("--flop-situations", type=int, default=3, help="flop situations to draw (default 3)")
-    p.add_argument("--turn-net", default="models/holdem/turn.pt", help="flop row: the turn network (default models/holdem/turn.pt)")
-    p.add_argument("--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)")
-    p.add_argument("--flop-net", default="models/holdem/flop.pt", help="preflop-aux row: the flop network (default models/holdem/flop.pt)")
-    p.add_argument("--aux-flops", type=int, default=None, help="preflop-aux row: flops averaged per situation (default all 22100)")
-    p.add_argument("--processes", type=int, default=1,
-                   help="turn row: processes solving side by side, each its own draws (default 1; 2 on a 2-core machine "
-                        "measures it as deepstack generate loads it)")
-    p.add_argument("--batch", default="1", metavar="N|auto",
-                   help="turn row: situations per solver call, solved as one forest as deepstack generate --batch does "
-                        "(default 1; auto: as many as half the GPU's free memory holds, 1 on the CPU)")
-    p.add_argument("--check", action="store_true",
-                   help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages")
+    p.add_argument(
+        "--turn-net", default="models/holdem/turn.pt", help="flop row: the turn network (default models/holdem/turn.pt)"
+    )
+    p.add_argument(
+        "--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)"
+    )
+    p.add_argument(
+        "--flop-net", default="models/holdem/flop.pt", help="preflop-aux row: the flop network (default models/holdem/flop.pt)"
+    )
+    p.add_argument(
+        "--aux-flops", type=int, default=None, help="preflop-aux row: flops averaged per situation (default all 22100)"
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="turn row: processes solving side by side, each its own draws (default 1; 2 on a 2-core machine "
+        "measures it as deepstack generate loads it)",
+    )
+    p.add_argument(
+        "--batch",
+        default="1",
+        metavar="N|auto",
+        help="turn row: situations per solver call, solved as one forest as deepstack generate --batch does "
+        "(default 1; auto: as many as half the GPU's free memory holds, 1 on the CPU)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages",
+    )
     args = p.parse_args(argv)
     streets = args.street or ["leduc", "turn"]
-    if min(args.leduc_situations, args.turn_situations, args.iterations, args.aux_situations, args.aux_flops or 1, args.processes) <= 0:
+    if (
+        min(
+            args.leduc_situations, args.turn_situations, args.iterations, args.aux_situations, args.aux_flops or 1, args.processes
+        )
+        <= 0
+    ):
         print("deepstack bench generate: error: counts and --iterations must be positive", file=sys.stderr)
         return 2
     iters = args.turn_iterations or args.iterations
@@ -324,8 +480,12 @@ def main(argv: list[str]) -> int:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
     if "turn" in streets:
-        print(json.dumps(bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr,
-                                    batch)), flush=True)
+        print(
+            json.dumps(
+                bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr, batch)
+            ),
+            flush=True,
+        )
     if "flop" in streets:
         try:
             print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net, dcfr)), flush=True)

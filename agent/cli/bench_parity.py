@@ -31,8 +31,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -79,7 +80,6 @@ def _spot_case(name: str, iterations: int) -> Case:
     def run(config: SolverConfig, jitter: float = 0.0) -> Solution:
         ranges = [_jittered(r, jitter, seed) for seed, r in enumerate(spot.ranges)]
         return solve_ranges(spot.state(), ranges, spot.sizing, _with(config, iterations))
-
 
     return Case(name, float(spot.pot), run, {"board": cards_to_str(spot.board)})
 
@@ -178,8 +178,14 @@ def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), 
     the first device's solve against itself with rounding-level changes of the inputs
     (``("cpu", "cpu")`` checks that a solve repeats itself exactly, on any machine)."""
     a, b = devices
-    row: dict[str, Any] = {"bench": f"parity.{case.name}", "dtype": dtype, "devices": f"{a}-{b}", "impl": "ours",
-                           "unit": "probability", **case.notes}
+    row: dict[str, Any] = {
+        "bench": f"parity.{case.name}",
+        "dtype": dtype,
+        "devices": f"{a}-{b}",
+        "impl": "ours",
+        "unit": "probability",
+        **case.notes,
+    }
     if "cuda" in devices and not torch.cuda.is_available():
         return {**row, "value": None, "skipped": "no CUDA device: nothing to compare"}
     sols, secs = [], []
@@ -224,18 +230,37 @@ def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="deepstack bench parity", description=__doc__.split("\n\n")[0])
     p.add_argument("--case", action="append", choices=CASES, default=None, help="cases to run (default: all)")
-    p.add_argument("--dtype", action="append", choices=["float32", "float64"], default=None,
-                   help="solver precisions to compare (default: both)")
-    p.add_argument("--iterations", type=int, default=None,
-                   help="iterations per solve (default per case: river 200, turn 50, flop-net 10, leduc 300)")
+    p.add_argument(
+        "--dtype",
+        action="append",
+        choices=["float32", "float64"],
+        default=None,
+        help="solver precisions to compare (default: both)",
+    )
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="iterations per solve (default per case: river 200, turn 50, flop-net 10, leduc 300)",
+    )
     args = p.parse_args(argv)
     if args.iterations is not None and args.iterations <= 0:
         print("deepstack bench parity: error: --iterations must be positive", file=sys.stderr)
         return 2
     for name in args.case or CASES:
         if not torch.cuda.is_available():  # say what is skipped without building the case
-            print(json.dumps({"bench": f"parity.{name}", "impl": "ours", "value": None, "unit": "probability",
-                              "skipped": "no CUDA device: nothing to compare"}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "bench": f"parity.{name}",
+                        "impl": "ours",
+                        "value": None,
+                        "unit": "probability",
+                        "skipped": "no CUDA device: nothing to compare",
+                    }
+                ),
+                flush=True,
+            )
             continue
         case = make_case(name, args.iterations)
         for dtype in args.dtype or ["float32", "float64"]:

@@ -51,8 +51,16 @@ def main(argv: list[str]) -> int:
         log_dir = Path(args.log_dir or tmp)
         log_dir.mkdir(parents=True, exist_ok=True)
         configure_logging("warning", log_dir / "bots.jsonl")
-        report = run_match(load_game("hunl"), "hunl", args.hands, ["deepstack", "random"], seed=args.seed, duplicate=True,
-                           log_dir=log_dir, bot_config=config)
+        report = run_match(
+            load_game("hunl"),
+            "hunl",
+            args.hands,
+            ["deepstack", "random"],
+            seed=args.seed,
+            duplicate=True,
+            log_dir=log_dir,
+            bot_config=config,
+        )
         if not report.ok:
             print("deepstack bench resolve: error: the match did not finish (see the dealer log)", file=sys.stderr)
             return 1
@@ -65,10 +73,19 @@ def main(argv: list[str]) -> int:
         if not len(t):
             continue
         row: dict[str, Any] = {
-            "bench": f"resolve.{street}", "value": float(f"{t.mean():.6g}"), "unit": "s", "impl": "ours", "device": device,
-            "threads": torch.get_num_threads(), "p95_s": float(f"{np.percentile(t, 95):.6g}"), "decisions": int(len(t)),
-            "hands": 2 * args.hands, "seed": args.seed, "deepstack_gtx1080_s": DEEPSTACK_S[street],
-            "corrections": corrections, "decisions_failed": failed,
+            "bench": f"resolve.{street}",
+            "value": float(f"{t.mean():.6g}"),
+            "unit": "s",
+            "impl": "ours",
+            "device": device,
+            "threads": torch.get_num_threads(),
+            "p95_s": float(f"{np.percentile(t, 95):.6g}"),
+            "decisions": int(len(t)),
+            "hands": 2 * args.hands,
+            "seed": args.seed,
+            "deepstack_gtx1080_s": DEEPSTACK_S[street],
+            "corrections": corrections,
+            "decisions_failed": failed,
         }
         print(json.dumps(row), flush=True)
     return 0

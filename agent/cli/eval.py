@@ -40,8 +40,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         ("exploitability", "exact exploitability of the continual re-solving agent (Leduc)"),
         ("export-policy", "write the agent's full strategy as JSON (Leduc)"),
     ):
-        q = evsub.add_parser(name, help=helptext, description=helptext + ": the agent is queried at every public "
-                             "state for all private cards, exactly as it plays through continual re-solving.")
+        q = evsub.add_parser(
+            name,
+            help=helptext,
+            description=helptext + ": the agent is queried at every public "
+            "state for all private cards, exactly as it plays through continual re-solving.",
+        )
         q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
         q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent (deepstack)")
         q.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
@@ -69,8 +73,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--workers", type=int, default=1)
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", default=None, help="folder for resumable chunks and the result")
-    q.add_argument("--chunk", type=int, default=50,
-                   help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)")
+    q.add_argument(
+        "--chunk", type=int, default=50, help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)"
+    )
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_lbr_cli)
     q = evsub.add_parser(
@@ -101,9 +106,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("source", help="a match --log-dir folder")
     q.add_argument("--player", default="deepstack", help="whose winnings (default deepstack)")
     q.add_argument("--decisions", default=None, help="the player's decision log (default: SOURCE/bots.jsonl)")
-    q.add_argument("--action-values", default="checkdown", choices=["checkdown", "bot"],
-                   help="control variates at the player's decisions: check-down values with both hands known (default: "
-                   "the lower variance, measured) or the bot's logged re-solve values (check-down where a decision has none)")
+    q.add_argument(
+        "--action-values",
+        default="checkdown",
+        choices=["checkdown", "bot"],
+        help="control variates at the player's decisions: check-down values with both hands known (default: "
+        "the lower variance, measured) or the bot's logged re-solve values (check-down where a decision has none)",
+    )
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_aivat_log_cli)
     q = evsub.add_parser(
@@ -118,8 +127,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
     q.add_argument("--game", default=None, help="game (default: from the dealer log header)")
     q.add_argument("--limit-ms", type=float, default=7000.0, help="dealer's per-hand average to draw (default 7000)")
-    q.add_argument("--grid", action="append", default=None, metavar="LINE",
-                   help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision)")
+    q.add_argument(
+        "--grid",
+        action="append",
+        default=None,
+        metavar="LINE",
+        help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision)",
+    )
     q.add_argument("--config", default=None, help="config for --grid (default: the shipped config.yaml)")
     q.set_defaults(func=run_plot_cli)
 
@@ -217,13 +231,17 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     written.append(path)
     decisions = source / "bots.jsonl"
     if decisions.exists():
-        streets = ["pre-flop", "flop", "turn", "river"] if game.num_rounds == 4 else [f"round {r + 1}" for r in range(game.num_rounds)]
+        streets = (
+            ["pre-flop", "flop", "turn", "river"] if game.num_rounds == 4 else [f"round {r + 1}" for r in range(game.num_rounds)]
+        )
 
         by_street = {k: [1000.0 * t for t in v] for k, v in decision_think_times(decisions, streets).items()}
         by_street = {k: v for k, v in by_street.items() if v}
         if by_street:
             path = out / "think.png"
-            think_times_png(path, {k: np.array(v) for k, v in by_street.items()}, limit_ms=args.limit_ms, title="think time per decision")
+            think_times_png(
+                path, {k: np.array(v) for k, v in by_street.items()}, limit_ms=args.limit_ms, title="think time per decision"
+            )
             written.append(path)
     for line in args.grid or []:
         try:
@@ -272,7 +290,6 @@ def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | N
 
 def run_aivat_cli(args: argparse.Namespace) -> int:
 
-
     try:
         game = load_game(args.game)
         if game.deck_size > 12:
@@ -287,12 +304,20 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     bar = tqdm(total=args.hands, desc=f"{args.bot} vs {args.opponent}", unit="hand", disable=args.json)
-    result = run_aivat(game, ours, opponent, ProfileValue(ours.space, [reference, reference]), args.hands, seed=args.seed,
-                       progress=bar.update)
+    result = run_aivat(
+        game, ours, opponent, ProfileValue(ours.space, [reference, reference]), args.hands, seed=args.seed, progress=bar.update
+    )
     bar.close()
     scale = 1000.0 / game.big_blind
-    out = {"game": args.game, "bot": args.bot, "opponent": args.opponent, "hands": args.hands, "unit": "mbb/g",
-           **_estimates_json(result, scale), "seconds": round(time.perf_counter() - start, 1)}
+    out = {
+        "game": args.game,
+        "bot": args.bot,
+        "opponent": args.opponent,
+        "hands": args.hands,
+        "unit": "mbb/g",
+        **_estimates_json(result, scale),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     if args.json:
         print(json.dumps(out))
     else:
@@ -327,18 +352,27 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
         print(f"deepstack eval aivat-log: error: {exc}", file=sys.stderr)
         return 2
     scale = 1000.0 / game.big_blind
-    out = {"game": game_name, "player": args.player, "logs": [p.name for p in logs], "unit": "mbb/g",
-           **_estimates_json(result, scale), "chance_corrections": tally.chance_events,
-           "action_corrections": tally.action_events, "action_corrections_bot_values": tally.bot_value_events,
-           "decisions_not_corrected": tally.unmatched_decisions,
-           "seconds": round(time.perf_counter() - start, 1)}
+    out = {
+        "game": game_name,
+        "player": args.player,
+        "logs": [p.name for p in logs],
+        "unit": "mbb/g",
+        **_estimates_json(result, scale),
+        "chance_corrections": tally.chance_events,
+        "action_corrections": tally.action_events,
+        "action_corrections_bot_values": tally.bot_value_events,
+        "decisions_not_corrected": tally.unmatched_decisions,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     if args.json:
         print(json.dumps(out))
     else:
         _print_estimates(result, scale)
-        print(f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
-              f"({tally.bot_value_events} with the bot's own values; {tally.unmatched_decisions} decisions without "
-              "a logged strategy: not corrected)")
+        print(
+            f"corrections: {tally.chance_events} board deals, {tally.action_events} of our decisions "
+            f"({tally.bot_value_events} with the bot's own values; {tally.unmatched_decisions} decisions without "
+            "a logged strategy: not corrected)"
+        )
     return 0
 
 
@@ -349,8 +383,9 @@ def check_lbr_run(out: Path, run: dict) -> None:
     path = out / "run.json"
     has_chunks = out.is_dir() and any(out.glob("lbr-[0-9]*.json"))
     if has_chunks and not path.exists():
-        raise ValueError(f"{out}: holds LBR chunks but no run.json, so which run wrote them and how it dealt is unknown; "
-                         "use another --out")
+        raise ValueError(
+            f"{out}: holds LBR chunks but no run.json, so which run wrote them and how it dealt is unknown; use another --out"
+        )
     if has_chunks:
         try:
             stored = json.loads(path.read_text())
@@ -373,7 +408,6 @@ def check_lbr_run(out: Path, run: dict) -> None:
 
 def run_lbr_cli(args: argparse.Namespace) -> int:
 
-
     try:
         game = load_game(args.game)
         setting = LBRSetting.parse(args.setting, game.num_rounds)
@@ -383,8 +417,18 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         factory()  # fail now (bad model, bad bot) rather than in a worker
         out = Path(args.out) if args.out else None
         if out is not None:
-            check_lbr_run(out, {"game": args.game, "bot": args.bot, "setting": args.setting, "seed": args.seed,
-                                "config": args.config, "iterations": args.iterations, "deals": DEAL_SCHEME})
+            check_lbr_run(
+                out,
+                {
+                    "game": args.game,
+                    "bot": args.bot,
+                    "setting": args.setting,
+                    "seed": args.seed,
+                    "config": args.config,
+                    "iterations": args.iterations,
+                    "deals": DEAL_SCHEME,
+                },
+            )
     except (GameDefError, ConfigError, ModelError, ValueError) as exc:
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2
@@ -394,11 +438,27 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     bar = None
     try:
         # the bar starts at the hands already played, so its rate and time left are this run's
-        bar = tqdm(total=args.hands, initial=resumed_hands(out, args.hands, args.chunk), desc=f"LBR vs {args.bot}",
-                   unit="hand", disable=args.json)
-        values = run_lbr(game, factory, setting, args.hands, seed=args.seed, out_dir=out, workers=args.workers,
-                         chunk=args.chunk, progress=bar.update, queries=queries, estimates=estimates,
-                         progress_resumed=False)
+        bar = tqdm(
+            total=args.hands,
+            initial=resumed_hands(out, args.hands, args.chunk),
+            desc=f"LBR vs {args.bot}",
+            unit="hand",
+            disable=args.json,
+        )
+        values = run_lbr(
+            game,
+            factory,
+            setting,
+            args.hands,
+            seed=args.seed,
+            out_dir=out,
+            workers=args.workers,
+            chunk=args.chunk,
+            progress=bar.update,
+            queries=queries,
+            estimates=estimates,
+            progress_resumed=False,
+        )
     except ValueError as exc:  # unreadable or overlapping chunks in --out
         if bar is not None:
             bar.close()
@@ -407,8 +467,13 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     bar.close()
     est = estimate(values, game.big_blind)
     result = {
-        "game": args.game, "bot": args.bot, "setting": args.setting, "hands": len(values),
-        "lbr_mbb_g": est.mean, "ci95_mbb_g": est.ci95, "seconds": round(time.perf_counter() - start, 1),
+        "game": args.game,
+        "bot": args.bot,
+        "setting": args.setting,
+        "hands": len(values),
+        "lbr_mbb_g": est.mean,
+        "ci95_mbb_g": est.ci95,
+        "seconds": round(time.perf_counter() - start, 1),
     }
     # the same hands, estimated with less variance (unbiased; agent.evaluation.lbr.HandResult says how)
     for name, per_hand in estimates.items():
@@ -418,20 +483,28 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     result["bot_fold"] = fold_summary(queries, game.num_rounds)
     if out is not None:
         (out / "result.json").write_text(json.dumps(result, indent=1))
-    print(json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
+    print(
+        json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands"
+    )
     if not args.json:
-        labels = {"range_expected": "showdowns averaged over the bot's range",
-                  "aivat": "and the luck of the cards and of the bot's sampling removed (AIVAT)"}
+        labels = {
+            "range_expected": "showdowns averaged over the bot's range",
+            "aivat": "and the luck of the cards and of the bot's sampling removed (AIVAT)",
+        }
         for name, per_hand in estimates.items():
             print(f"  the same hands, {labels[name]}: {estimate(per_hand, game.big_blind)}")
         for name, kinds in result["bot_fold"].items():
             for kind, row in kinds.items():
-                print(f"  {name} {kind} bets: the bot folds {row['mean_fold']:.1%} (a bluff gains above "
-                      f"{row['bluff_breakeven']:.1%}; {row['queries']} queries)")
+                print(
+                    f"  {name} {kind} bets: the bot folds {row['mean_fold']:.1%} (a bluff gains above "
+                    f"{row['bluff_breakeven']:.1%}; {row['queries']} queries)"
+                )
                 for label, words in (("lbr_led", "LBR leading the round"), ("after_bot", "after the bot's check or bet")):
                     if f"{label}_queries" in row:
-                        print(f"    {words}: {row[f'{label}_mean_fold']:.1%} (above "
-                              f"{row[f'{label}_bluff_breakeven']:.1%}; {row[f'{label}_queries']} queries)")
+                        print(
+                            f"    {words}: {row[f'{label}_mean_fold']:.1%} (above "
+                            f"{row[f'{label}_bluff_breakeven']:.1%}; {row[f'{label}_queries']} queries)"
+                        )
     return 0
 
 
@@ -444,7 +517,10 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"{tool}: error: {exc}", file=sys.stderr)
         return 2
     if not (game.num_rounds == 2 and game.deck_size == 6):
-        print(f"{tool}: error: exact evaluation is for Leduc games; {args.game} is too large (use deepstack eval lbr)", file=sys.stderr)
+        print(
+            f"{tool}: error: exact evaluation is for Leduc games; {args.game} is too large (use deepstack eval lbr)",
+            file=sys.stderr,
+        )
         return 2
     bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
     if args.iterations is not None:
@@ -482,7 +558,8 @@ def run_eval(args: argparse.Namespace) -> int:
     else:
         print(
             f"{args.game}: exploitability {e['exploitability']:.5f} chips/game = {result['exploitability_mbb_g']:.2f} mbb/g "
-            f"({'exact round 2' if bot_cfg.value_net is None else bot_cfg.value_net}, {bot_cfg.iterations} iterations per re-solve, "
+            f"({'exact round 2' if bot_cfg.value_net is None else bot_cfg.value_net}, "
+            f"{bot_cfg.iterations} iterations per re-solve, "
             f"{profile.resolves} re-solves, {result['seconds']} s)"
         )
     return 0

@@ -6,9 +6,9 @@ import argparse
 import importlib
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 # Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
@@ -25,7 +25,16 @@ from agent.nets.manifest import ModelError, register_model
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.cluster import ClusterError, generate_on_ray
-from agent.training.datagen import GENERATE_DCFR, DataFolderError, GenerateSpec, generate, is_hand_level, load_next_net, parse_batch, parse_dcfr
+from agent.training.datagen import (
+    GENERATE_DCFR,
+    DataFolderError,
+    GenerateSpec,
+    generate,
+    is_hand_level,
+    load_next_net,
+    parse_batch,
+    parse_dcfr,
+)
 from agent.training.train import TrainSpec, train
 from protocol.client import play
 from protocol.dealer import main as dealer_main
@@ -44,7 +53,11 @@ def _load_game_or_exit(text: str) -> Game:
 
 # ---------------------------------------------------------------------- play
 def _add_play(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("play", help="play a match against an ACPC dealer", description="Connect to an ACPC dealer and play until it closes the connection.")
+    p = sub.add_parser(
+        "play",
+        help="play a match against an ACPC dealer",
+        description="Connect to an ACPC dealer and play until it closes the connection.",
+    )
     p.add_argument("--game", default="hunl", help=GAME_HELP + " (default hunl)")
     p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays (default deepstack)")
     p.add_argument("--host", default="127.0.0.1", help="dealer host (default 127.0.0.1)")
@@ -106,9 +119,13 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--t_per_hand", type=int, default=7_000, help="dealer limit: average ms per hand")
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
     p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
-    p.add_argument("--start-timeout", type=float, default=600.0,
-                   help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' DeepStack seat "
-                   "solves its first states before it connects, up to minutes on a loaded CPU)")
+    p.add_argument(
+        "--start-timeout",
+        type=float,
+        default=600.0,
+        help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' DeepStack seat "
+        "solves its first states before it connects, up to minutes on a loaded CPU)",
+    )
     p.set_defaults(func=_run_match)
 
 
@@ -172,33 +189,60 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--game", required=True, help=GAME_HELP)
     p.add_argument("--round", type=int, default=None, help="round at whose start situations are made (default 1)")
-    p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
-                   help="hold'em: the network's street: turn (situations at the start of the turn, solved to the end), "
-                        "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
-                        "preflop-aux (end of the pre-flop: the flop network averaged over the flops)")
+    p.add_argument(
+        "--street",
+        choices=["turn", "flop", "preflop-aux"],
+        default=None,
+        help="hold'em: the network's street: turn (situations at the start of the turn, solved to the end), "
+        "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
+        "preflop-aux (end of the pre-flop: the flop network averaged over the flops)",
+    )
     p.add_argument("--turn-net", default=None, help="--street flop: the turn network (default: models/holdem/turn.pt)")
     p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
-    p.add_argument("--aux-flops", type=int, default=None,
-                   help="--street preflop-aux: flops averaged per situation (default all 22100; fewer: a seeded sample)")
+    p.add_argument(
+        "--aux-flops",
+        type=int,
+        default=None,
+        help="--street preflop-aux: flops averaged per situation (default all 22100; fewer: a seeded sample)",
+    )
     p.add_argument("--situations", type=int, required=True, help="number of situations")
     p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
-    p.add_argument("--algorithm", default="dcfr", choices=["cfr+", "dcfr", "dcfr+", "hybrid"],
-                   help="CFR variant of the solves (default dcfr)")
-    p.add_argument("--dcfr", default=None, metavar="ALPHA,BETA,GAMMA",
-                   help="DCFR's regret discounts and averaging exponent for --algorithm dcfr / dcfr+ (default 1.5,-inf,4: "
-                        "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
-                        "what data made before this option was solved with)")
+    p.add_argument(
+        "--algorithm",
+        default="dcfr",
+        choices=["cfr+", "dcfr", "dcfr+", "hybrid"],
+        help="CFR variant of the solves (default dcfr)",
+    )
+    p.add_argument(
+        "--dcfr",
+        default=None,
+        metavar="ALPHA,BETA,GAMMA",
+        help="DCFR's regret discounts and averaging exponent for --algorithm dcfr / dcfr+ (default 1.5,-inf,4: "
+        "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
+        "what data made before this option was solved with)",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                   help="where the solves run (default auto: CUDA when present, else the CPU)")
-    p.add_argument("--batch", default="auto", metavar="N|auto",
-                   help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
-                        "one at a time on the CPU, on a GPU as many as half its free memory holds)")
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="where the solves run (default auto: CUDA when present, else the CPU)",
+    )
+    p.add_argument(
+        "--batch",
+        default="auto",
+        metavar="N|auto",
+        help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
+        "one at a time on the CPU, on a GPU as many as half its free memory holds)",
+    )
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--ray-address", default=None,
-                   help="solve the shards as Ray tasks (needs the 'ray' extra): 'local' (a Ray instance on this "
-                        "machine, all cores), 'auto' (the cluster this machine is part of) or ray://HOST:PORT")
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="solve the shards as Ray tasks (needs the 'ray' extra): 'local' (a Ray instance on this "
+        "machine, all cores), 'auto' (the cluster this machine is part of) or ray://HOST:PORT",
+    )
     p.add_argument("--ray-cpus", type=int, default=None, help="with --ray-address local: CPUs to use (default all)")
     p.set_defaults(func=_run_generate)
 
@@ -223,7 +267,10 @@ def _run_generate(args: argparse.Namespace) -> int:
                 print(f"deepstack generate: error: {exc}", file=sys.stderr)
                 return 2
     if (args.turn_net and args.street != "flop") or ((args.flop_net or args.aux_flops) and args.street != "preflop-aux"):
-        print("deepstack generate: error: --turn-net is for --street flop, --flop-net and --aux-flops for --street preflop-aux", file=sys.stderr)
+        print(
+            "deepstack generate: error: --turn-net is for --street flop, --flop-net and --aux-flops for --street preflop-aux",
+            file=sys.stderr,
+        )
         return 2
     if args.aux_flops is not None and not 0 < args.aux_flops <= 22100:
         print("deepstack generate: error: --aux-flops must be in 1..22100", file=sys.stderr)
@@ -231,7 +278,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.round is None:
         args.round = 1
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
-        print("deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr)
+        print(
+            "deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr
+        )
         return 2
 
     try:
@@ -252,10 +301,22 @@ def _run_generate(args: argparse.Namespace) -> int:
     except SpotError as exc:
         print(f"deepstack generate: error: --device: {exc}", file=sys.stderr)
         return 2
-    spec = GenerateSpec(game=args.game, round=args.round, situations=args.situations, shard_size=args.shard_size,
-                        seed=args.seed, iterations=args.iterations, algorithm=args.algorithm, next_net=next_net,
-                        aux_flops=args.aux_flops, dcfr_alpha=alpha, dcfr_beta=beta, dcfr_gamma=gamma, device=device,
-                        batch=batch)
+    spec = GenerateSpec(
+        game=args.game,
+        round=args.round,
+        situations=args.situations,
+        shard_size=args.shard_size,
+        seed=args.seed,
+        iterations=args.iterations,
+        algorithm=args.algorithm,
+        next_net=next_net,
+        aux_flops=args.aux_flops,
+        dcfr_alpha=alpha,
+        dcfr_beta=beta,
+        dcfr_gamma=gamma,
+        device=device,
+        batch=batch,
+    )
     try:
         if args.ray_address is not None:
             try:
@@ -269,10 +330,16 @@ def _run_generate(args: argparse.Namespace) -> int:
         print(f"deepstack generate: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # --out not a folder, no space left, ...
-        print(f"deepstack generate: error: cannot write to {args.out}: {exc} (shards already written are kept; "
-              "the same command resumes)", file=sys.stderr)
+        print(
+            f"deepstack generate: error: cannot write to {args.out}: {exc} (shards already written are kept; "
+            "the same command resumes)",
+            file=sys.stderr,
+        )
         return 1
-    print(f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s ({stats['situations_per_s']:.2f}/s) into {args.out}")
+    print(
+        f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s "
+        f"({stats['situations_per_s']:.2f}/s) into {args.out}"
+    )
     return 0
 
 
@@ -284,10 +351,15 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         "exports OUT/NAME.pt (TorchScript) and records it in the model manifest.",
     )
     p.add_argument("--game", required=True, help=GAME_HELP + " (hand-level networks: leduc, leduc-limit)")
-    p.add_argument("--data", required=True, nargs="+", metavar="DIR",
-                   help="folder(s) of shards from deepstack generate; several folders are pooled in the order given (which "
-                   "fixes the validation split); they must be data of one network and hold different situations: generate "
-                   "more with another --seed")
+    p.add_argument(
+        "--data",
+        required=True,
+        nargs="+",
+        metavar="DIR",
+        help="folder(s) of shards from deepstack generate; several folders are pooled in the order given (which "
+        "fixes the validation split); they must be data of one network and hold different situations: generate "
+        "more with another --seed",
+    )
     p.add_argument("--out", required=True, help="output folder (e.g. models/leduc)")
     p.add_argument("--name", required=True, help="model name in the manifest")
     p.add_argument("--epochs", type=int, default=200)
@@ -298,8 +370,12 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hidden", type=int, default=500)
     p.add_argument("--layers", type=int, default=7)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--street", choices=["turn", "flop", "preflop-aux"], default=None,
-                   help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes)")
+    p.add_argument(
+        "--street",
+        choices=["turn", "flop", "preflop-aux"],
+        default=None,
+        help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes)",
+    )
     p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
     p.set_defaults(func=_run_train)
 
@@ -307,14 +383,25 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     game = _load_game_or_exit(args.game)
     spec = TrainSpec(
-        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_late=args.lr_late, lr_drop_epoch=args.lr_drop_epoch,
-        hidden=args.hidden, layers=args.layers, seed=args.seed,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        lr_late=args.lr_late,
+        lr_drop_epoch=args.lr_drop_epoch,
+        hidden=args.hidden,
+        layers=args.layers,
+        seed=args.seed,
     )
     try:
         if game.deck_size <= 12:
             space = HandSpace(game)
             stats = train(
-                [Path(d) for d in args.data], Path(args.out), buckets=space.size, extra=len(space.deck), spec=spec, model_name=args.name,
+                [Path(d) for d in args.data],
+                Path(args.out),
+                buckets=space.size,
+                extra=len(space.deck),
+                spec=spec,
+                model_name=args.name,
                 canonical_space=space,
             )
         else:
@@ -325,11 +412,19 @@ def _run_train(args: argparse.Namespace) -> int:
                     raise ValueError("--buckets: the auxiliary network's buckets are the 169 pre-flop classes")
                 table, buckets_file = PreflopClasses(), None
             else:
-                buckets_file = args.buckets or (HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets)
+                buckets_file = args.buckets or (
+                    HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets
+                )
                 table = BucketTable.load(_checked_file(buckets_file))
             stats = train(
-                [Path(d) for d in args.data], Path(args.out), buckets=table.num_buckets, extra=0, spec=spec, model_name=args.name,
-                encoder=SituationEncoder(table, float(sum(game.stack))), extra_manifest={"street": args.street, "buckets_file": buckets_file},
+                [Path(d) for d in args.data],
+                Path(args.out),
+                buckets=table.num_buckets,
+                extra=0,
+                spec=spec,
+                model_name=args.name,
+                encoder=SituationEncoder(table, float(sum(game.stack))),
+                extra_manifest={"street": args.street, "buckets_file": buckets_file},
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)
@@ -337,7 +432,10 @@ def _run_train(args: argparse.Namespace) -> int:
     except OSError as exc:  # --out not a folder, no space left, ...
         print(f"deepstack train: error: cannot write to {args.out}: {exc}", file=sys.stderr)
         return 1
-    print(f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} ({int(stats['situations'])} situations)")
+    print(
+        f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} "
+        f"({int(stats['situations'])} situations)"
+    )
     return 0
 
 
@@ -368,22 +466,47 @@ def _run_buckets(args: argparse.Namespace) -> int:
         if args.street not in (street, "all"):
             continue
         table, stats = fit_buckets(
-            street, args.buckets, args.boards, bins=args.bins, sample=args.sample, iterations=args.iterations,
-            seed=args.seed, progress=lambda m, s=street: print(f"{s}: {m}", file=sys.stderr),
+            street,
+            args.buckets,
+            args.boards,
+            bins=args.bins,
+            sample=args.sample,
+            iterations=args.iterations,
+            seed=args.seed,
+            progress=lambda m, s=street: print(f"{s}: {m}", file=sys.stderr),
         )
         path = out / f"buckets-{street}.npz"
         table.save(path)
-        register_model(path, name=f"buckets-{street}", kind="buckets", street=street, buckets=args.buckets, bins=args.bins,
-                       boards=args.boards, hands_clustered=int(stats["hands"]), mean_emd=stats["mean_emd"], command=command,
-                       seconds=stats["seconds"])
-        print(f"{street}: {args.buckets} buckets from {int(stats['hands'])} hands, mean EMD {stats['mean_emd']:.4f}, {stats['seconds']:.0f} s -> {path}")
+        register_model(
+            path,
+            name=f"buckets-{street}",
+            kind="buckets",
+            street=street,
+            buckets=args.buckets,
+            bins=args.bins,
+            boards=args.boards,
+            hands_clustered=int(stats["hands"]),
+            mean_emd=stats["mean_emd"],
+            command=command,
+            seconds=stats["seconds"],
+        )
+        print(
+            f"{street}: {args.buckets} buckets from {int(stats['hands'])} hands, "
+            f"mean EMD {stats['mean_emd']:.4f}, {stats['seconds']:.0f} s -> {path}"
+        )
     if args.street in ("preflop", "all"):
         start = time.perf_counter()
         matrix = preflop_matrix(args.preflop_boards, seed=args.seed)
         path = out / "preflop-checkdown.npz"
         save_preflop(matrix, path, args.preflop_boards)
-        register_model(path, name="preflop-checkdown", kind="checkdown-matrix", boards=args.preflop_boards, command=command,
-                       seconds=time.perf_counter() - start)
+        register_model(
+            path,
+            name="preflop-checkdown",
+            kind="checkdown-matrix",
+            boards=args.preflop_boards,
+            command=command,
+            seconds=time.perf_counter() - start,
+        )
         print(f"pre-flop check-down matrix from {args.preflop_boards} boards -> {path}")
     return 0
 

@@ -67,12 +67,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bets", default="1", help="bet sizes as pot fractions, comma separated (default 1)")
     p.add_argument("--raises", default="0.5", help="raise sizes as pot fractions (default 0.5)")
     p.add_argument("--max-bets", type=int, default=4, help="bets/raises per round (default 4)")
-    p.add_argument("--line", default="", help="actions already taken in this round, ACPC style with raise-to amounts "
-                   "(e.g. r15: out of position bet 10 into a pot of 10; the in-position player is then to act)")
+    p.add_argument(
+        "--line",
+        default="",
+        help="actions already taken in this round, ACPC style with raise-to amounts "
+        "(e.g. r15: out of position bet 10 into a pot of 10; the in-position player is then to act)",
+    )
     p.add_argument("--no-allin", action="store_true", help="leave all-in out of the bet sizes")
     p.add_argument("--iterations", type=int, default=1000, help="maximum CFR iterations (default 1000)")
-    p.add_argument("--target", type=float, default=None,
-                   help="stop at this exploitability, in %% of the pot (default 0.3; 0: run exactly --iterations)")
+    p.add_argument(
+        "--target",
+        type=float,
+        default=None,
+        help="stop at this exploitability, in %% of the pot (default 0.3; 0: run exactly --iterations)",
+    )
     p.add_argument("--algorithm", default="dcfr", choices=["dcfr", "cfr+", "dcfr+", "hybrid"])
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--plot", default=None, help="also draw the grids to this PNG file")
@@ -111,11 +119,17 @@ def run_solve(args: argparse.Namespace) -> int:
     try:
         spot, target_pct = _spot_from_args(args)
         state = spot.state()
-        config = SolverConfig(algorithm=args.algorithm, alternating=args.algorithm != "hybrid", iterations=args.iterations, device=args.device)
+        config = SolverConfig(
+            algorithm=args.algorithm, alternating=args.algorithm != "hybrid", iterations=args.iterations, device=args.device
+        )
         # target 0: exactly --iterations, exploitability measured once at the end
         check_every = 10 if target_pct > 0 else max(1, args.iterations)
         sol = solve_ranges(
-            state, list(spot.ranges), spot.sizing, config, target_exploitability=target_pct / 100 * spot.pot,
+            state,
+            list(spot.ranges),
+            spot.sizing,
+            config,
+            target_exploitability=target_pct / 100 * spot.pot,
             check_every=check_every,
         )
     except (SpotError, ValueError) as exc:
@@ -151,7 +165,10 @@ def run_solve(args: argparse.Namespace) -> int:
     for name, g in grids.items():
         print(f"\n{name}: {100 * freqs[name]:.1f}% of the range")
         print(format_grid(g))
-    print(f"\nexploitability {last['exploitability']:.4f} chips = {expl_pct:.3f}% of the pot after {int(last['iterations'])} iterations, {last['seconds']:.2f} s")
+    print(
+        f"\nexploitability {last['exploitability']:.4f} chips = {expl_pct:.3f}% of the pot "
+        f"after {int(last['iterations'])} iterations, {last['seconds']:.2f} s"
+    )
     return 0
 
 
@@ -260,7 +277,9 @@ def bench_deepstack(device: str, iterations: dict[str, int]) -> list[dict[str, A
 
 
 def bench_main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="deepstack bench solver", description="Solve the standard spots and DeepStack re-solves; JSON lines.")
+    p = argparse.ArgumentParser(
+        prog="deepstack bench solver", description="Solve the standard spots and DeepStack re-solves; JSON lines."
+    )
     p.add_argument("--spots", default=str(DEFAULT_SPOTS), help="spots.yaml (default: the shipped standard spots)")
     p.add_argument("--spot", action="append", default=None, help="spot names (default river and turn)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])

@@ -17,10 +17,10 @@ bot itself aims at), and every estimate comes with a 95% interval.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations, permutations
 from math import comb
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -64,8 +64,15 @@ def deal_cards(space: HandSpace, rng: np.random.Generator) -> tuple[tuple[tuple[
     return holes, board
 
 
-def play_hand(game: Game, space: HandSpace, seats: Sequence[StrategyProvider], holes: tuple[tuple[int, ...], ...],
-              board_all: tuple[int, ...], hand_id: int, rng: np.random.Generator) -> HandTrace:
+def play_hand(
+    game: Game,
+    space: HandSpace,
+    seats: Sequence[StrategyProvider],
+    holes: tuple[tuple[int, ...], ...],
+    board_all: tuple[int, ...],
+    hand_id: int,
+    rng: np.random.Generator,
+) -> HandTrace:
     """One hand between two providers (``seats[p]`` plays position p), sampled from their strategies."""
     for p, provider in enumerate(seats):
         provider.start_hand(p)
@@ -180,7 +187,6 @@ class ProfileValue:
         self._memo[key] = out
         return out
 
-
     def _checkdown(self, state: HandState) -> np.ndarray:
         """Both players' outcome if nobody bets again: the matched contributions go to the
         better hand, averaged over the board cards still to come."""
@@ -199,8 +205,16 @@ class ProfileValue:
         return total / len(boards)
 
 
-def run_aivat(game: Game, ours: StrategyProvider, opponent: StrategyProvider, value: ValueFn, hands: int, seed: int = 0,
-              duplicate: bool = True, progress: Callable[[int], None] | None = None) -> dict[str, Estimate]:
+def run_aivat(
+    game: Game,
+    ours: StrategyProvider,
+    opponent: StrategyProvider,
+    value: ValueFn,
+    hands: int,
+    seed: int = 0,
+    duplicate: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Estimate]:
     """Play ``hands`` hands (pairs with the same cards and seats swapped when ``duplicate``) and
     return the raw, duplicate and AIVAT estimates of our winnings per hand, in chips."""
     space = ours.space

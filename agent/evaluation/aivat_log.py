@@ -130,8 +130,12 @@ class CheckdownValue:
             boards = remaining[_completions(len(remaining), self.game.total_board_cards - len(state.board))]
             fixed = np.array(state.board, dtype=np.uint8)
             n = len(boards)
-            a = evaluate(np.ascontiguousarray(np.hstack([np.tile(np.array(ours + tuple(fixed), dtype=np.uint8), (n, 1)), boards])))
-            b = evaluate(np.ascontiguousarray(np.hstack([np.tile(np.array(theirs + tuple(fixed), dtype=np.uint8), (n, 1)), boards])))
+            a = evaluate(
+                np.ascontiguousarray(np.hstack([np.tile(np.array(ours + tuple(fixed), dtype=np.uint8), (n, 1)), boards]))
+            )
+            b = evaluate(
+                np.ascontiguousarray(np.hstack([np.tile(np.array(theirs + tuple(fixed), dtype=np.uint8), (n, 1)), boards]))
+            )
             hit = self._equity[key] = float(np.sign(a.astype(np.int32) - b.astype(np.int32)).mean())
         return hit
 
@@ -155,7 +159,7 @@ def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecisio
     different strategies)."""
     out: dict[tuple[int, str, str], LoggedDecision] = {}
     dropped, clashes = 0, set()
-    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+    for line in path.read_text(errors="replace").splitlines():
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
@@ -167,8 +171,11 @@ def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecisio
             continue
         key = (int(event["hand"]), str(event["cards"]), str(event["betting"]))
         values = event.get("values")
-        item = LoggedDecision({str(k): float(v) for k, v in event["strategy"].items()}, str(event["action"]),
-                              {str(k): float(v) for k, v in values.items()} if isinstance(values, dict) else None)
+        item = LoggedDecision(
+            {str(k): float(v) for k, v in event["strategy"].items()},
+            str(event["action"]),
+            {str(k): float(v) for k, v in values.items()} if isinstance(values, dict) else None,
+        )
         if key in out and out[key] != item:
             clashes.add(key)
         out[key] = item
@@ -197,9 +204,15 @@ def _bot_values(d: LoggedDecision, taken: str) -> dict[str, float] | None:
     return d.values
 
 
-def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
-               decisions: dict[tuple[int, str, str], LoggedDecision], tally: LogAivat,
-               action_values: str = "checkdown") -> tuple[float, float]:
+def hand_aivat(
+    game: Game,
+    hand: LoggedHand,
+    seat: int,
+    value: CheckdownValue,
+    decisions: dict[tuple[int, str, str], LoggedDecision],
+    tally: LogAivat,
+    action_values: str = "checkdown",
+) -> tuple[float, float]:
     """``(raw, aivat)`` winnings of ``seat`` in one logged hand.
 
     At our own decisions the correction is ``sum_a p(a) V(a) - V(taken)``, zero in expectation
@@ -233,8 +246,9 @@ def hand_aivat(game: Game, hand: LoggedHand, seat: int, value: CheckdownValue,
     return raw, raw + correction
 
 
-def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | None,
-              action_values: str = "checkdown") -> tuple[dict[str, Estimate], LogAivat]:
+def log_aivat(
+    game: Game, logs: list[Path], player: str, decisions_log: Path | None, action_values: str = "checkdown"
+) -> tuple[dict[str, Estimate], LogAivat]:
     """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
     (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
     the two corrections are independent, so they add up."""
@@ -260,8 +274,11 @@ def log_aivat(game: Game, logs: list[Path], player: str, decisions_log: Path | N
     for path, values in per_log.items():
         twin = path.with_name(path.name.replace(".log", ".swapped.log"))
         if twin in per_log:
-            pairs += [(0.5 * (v[0] + per_log[twin][h][0]), 0.5 * (v[1] + per_log[twin][h][1]))
-                      for h, v in values.items() if h in per_log[twin]]
+            pairs += [
+                (0.5 * (v[0] + per_log[twin][h][0]), 0.5 * (v[1] + per_log[twin][h][1]))
+                for h, v in values.items()
+                if h in per_log[twin]
+            ]
     if pairs:
         out["duplicate"] = estimate([p[0] for p in pairs])
         out["aivat duplicate"] = estimate([p[1] for p in pairs])

@@ -10,9 +10,9 @@ evaluated with an exact best response on the whole game tree.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch

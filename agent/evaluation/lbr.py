@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -43,7 +43,7 @@ class LBRSetting:
     rounds: tuple[tuple[str | float, ...], ...]
 
     @classmethod
-    def parse(cls, text: str, num_rounds: int) -> "LBRSetting":
+    def parse(cls, text: str, num_rounds: int) -> LBRSetting:
         parts = text.split("/")
         if len(parts) != num_rounds:
             raise ValueError(f"LBR setting {text!r} has {len(parts)} rounds, the game has {num_rounds}")
@@ -66,8 +66,14 @@ class LBRSetting:
         return cls(text, tuple(rounds))
 
 
-def checkdown_outcome(space: HandSpace, ours: Sequence[int], board: Sequence[int], opp_range: np.ndarray,
-                      rng: np.random.Generator, max_runouts: int = 2000) -> float:
+def checkdown_outcome(
+    space: HandSpace,
+    ours: Sequence[int],
+    board: Sequence[int],
+    opp_range: np.ndarray,
+    rng: np.random.Generator,
+    max_runouts: int = 2000,
+) -> float:
     """P(win) − P(lose) of our hand against ``opp_range`` if the board is dealt out with no more
     betting: what each chip at stake is worth at the check-down (0 with no compatible range).
 
@@ -77,14 +83,22 @@ def checkdown_outcome(space: HandSpace, ours: Sequence[int], board: Sequence[int
     missing = game.total_board_cards - len(board)
     remaining = [c for c in space.deck if c not in set(ours) | set(board)]
     if math.comb(len(remaining), missing) <= max_runouts:
-        eq = hand_equities(tuple(board), opp_range, hand_cards=space.cards, deck=space.deck,
-                           final_board_size=game.total_board_cards)[space.index(tuple(ours))]
+        eq = hand_equities(
+            tuple(board), opp_range, hand_cards=space.cards, deck=space.deck, final_board_size=game.total_board_cards
+        )[space.index(tuple(ours))]
         return 0.0 if math.isnan(eq) else 2.0 * float(eq) - 1.0
     return _sampled_checkdown(space, ours, board, opp_range, remaining, rng, max_runouts)
 
 
-def _sampled_checkdown(space: HandSpace, ours: Sequence[int], board: Sequence[int], opp_range: np.ndarray,
-                       remaining: Sequence[int], rng: np.random.Generator, runouts: int) -> float:
+def _sampled_checkdown(
+    space: HandSpace,
+    ours: Sequence[int],
+    board: Sequence[int],
+    opp_range: np.ndarray,
+    remaining: Sequence[int],
+    rng: np.random.Generator,
+    runouts: int,
+) -> float:
     """:func:`checkdown_outcome` over ``runouts`` random runouts (too many to enumerate)."""
     missing = space.game.total_board_cards - len(board)
     inc = space.card_incidence
@@ -117,8 +131,9 @@ FoldQuery = tuple[int, float, bool, float, bool | None]
 
 
 class LBRPlayer:
-    def __init__(self, space: HandSpace, setting: LBRSetting, rng: np.random.Generator,
-                 queries: list[FoldQuery] | None = None) -> None:
+    def __init__(
+        self, space: HandSpace, setting: LBRSetting, rng: np.random.Generator, queries: list[FoldQuery] | None = None
+    ) -> None:
         self.space = space
         self.setting = setting
         self.rng = rng
@@ -199,8 +214,9 @@ class LBRPlayer:
         return best
 
 
-def range_expected_winnings(space: HandSpace, state: HandState, lbr_pos: int, lbr_cards: Sequence[int],
-                            belief: np.ndarray) -> float:
+def range_expected_winnings(
+    space: HandSpace, state: HandState, lbr_pos: int, lbr_cards: Sequence[int], belief: np.ndarray
+) -> float:
     """LBR's winnings in a finished hand, in expectation over the bot's hand given everything
     LBR saw (its Bayes range for the bot): the realised payoff where someone folded, the
     range-weighted showdown otherwise.
@@ -253,8 +269,9 @@ class LuckCorrections:
             if math.comb(unseen, missing) > self.max_runouts:
                 self._outcomes[board] = None
             else:
-                bot_equity = hand_equities(board, self.single, hand_cards=self.space.cards, deck=self.space.deck,
-                                           final_board_size=game.total_board_cards)
+                bot_equity = hand_equities(
+                    board, self.single, hand_cards=self.space.cards, deck=self.space.deck, final_board_size=game.total_board_cards
+                )
                 self._outcomes[board] = np.nan_to_num(1.0 - 2.0 * bot_equity, nan=0.0)
         return self._outcomes[board]
 
@@ -286,9 +303,16 @@ class HandResult:
     aivat: float
 
 
-def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: LBRSetting, hand_id: int,
-                  rng: np.random.Generator, queries: list[FoldQuery] | None = None,
-                  deal: np.random.Generator | None = None) -> HandResult:
+def play_lbr_hand(
+    game: Game,
+    space: HandSpace,
+    bot: StrategyProvider,
+    setting: LBRSetting,
+    hand_id: int,
+    rng: np.random.Generator,
+    queries: list[FoldQuery] | None = None,
+    deal: np.random.Generator | None = None,
+) -> HandResult:
     """One hand; returns LBR's winnings (:class:`HandResult`) and appends LBR's questions to ``queries``.
     The cards come from ``deal`` (default ``rng``), the random choices of the hand from ``rng``."""
     lbr_pos = hand_id % 2
@@ -331,17 +355,27 @@ def play_lbr_hand(game: Game, space: HandSpace, bot: StrategyProvider, setting: 
 ProviderFactory = Callable[[], StrategyProvider]
 
 
-def run_chunk(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int,
-              queries: list[FoldQuery] | None = None) -> list[HandResult]:
+def run_chunk(
+    game: Game,
+    make_bot: ProviderFactory,
+    setting: LBRSetting,
+    first: int,
+    count: int,
+    seed: int,
+    queries: list[FoldQuery] | None = None,
+) -> list[HandResult]:
     """Hands ``first .. first + count - 1``. Hand i's cards come from ``(seed, i)`` alone, so two bots
     (or settings) run with the same seed play the same deals hand for hand: paired comparisons.
     The random choices (the bot's sampled actions, LBR's sampled run-outs) come from
     ``(seed, first)``."""
     bot = make_bot()
     rng = np.random.default_rng([seed, first])
-    return [play_lbr_hand(game, bot.space, bot, setting, first + i, rng, queries,
-                          deal=np.random.default_rng([seed, first + i, DEAL_STREAM]))
-            for i in range(count)]
+    return [
+        play_lbr_hand(
+            game, bot.space, bot, setting, first + i, rng, queries, deal=np.random.default_rng([seed, first + i, DEAL_STREAM])
+        )
+        for i in range(count)
+    ]
 
 
 #: the random stream of a hand's cards, apart from those of its choices (see :func:`run_chunk`)
@@ -357,8 +391,9 @@ DEAL_SCHEME = "per-hand"
 ESTIMATES = {"expected": "range_expected", "aivat": "aivat"}
 
 
-def _chunk_job(game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int,
-               seed: int) -> tuple[list[float], list[FoldQuery], dict[str, list[float]]]:
+def _chunk_job(
+    game: Game, make_bot: ProviderFactory, setting: LBRSetting, first: int, count: int, seed: int
+) -> tuple[list[float], list[FoldQuery], dict[str, list[float]]]:
     queries: list[FoldQuery] = []
     hands = run_chunk(game, make_bot, setting, first, count, seed, queries)
     estimates = {name: [getattr(h, name) for h in hands] for name in ESTIMATES.values()}
@@ -478,12 +513,20 @@ def share_the_cores(workers: int) -> None:
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
-def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: int, seed: int = 0,
-            out_dir: Path | None = None, workers: int = 1, chunk: int = 50,
-            progress: Callable[[int], None] | None = None,
-            queries: list[FoldQuery] | None = None,
-            estimates: dict[str, list[float]] | None = None,
-            progress_resumed: bool = True) -> list[float]:
+def run_lbr(
+    game: Game,
+    make_bot: ProviderFactory,
+    setting: LBRSetting,
+    hands: int,
+    seed: int = 0,
+    out_dir: Path | None = None,
+    workers: int = 1,
+    chunk: int = 50,
+    progress: Callable[[int], None] | None = None,
+    queries: list[FoldQuery] | None = None,
+    estimates: dict[str, list[float]] | None = None,
+    progress_resumed: bool = True,
+) -> list[float]:
     """LBR's realised winnings per hand (chips); chunks are written to ``out_dir`` and reused (resumable).
 
     Each hand's cards come from ``(seed, hand)`` and each chunk's random choices from ``(seed, first
@@ -533,6 +576,7 @@ def run_lbr(game: Game, make_bot: ProviderFactory, setting: LBRSetting, hands: i
                 os.replace(tmp, out_dir / name)
         if progress is not None:
             progress(len(values))
+
     if workers <= 1:
         for first, count in todo:
             save(first, _chunk_job(game, make_bot, setting, first, count, seed))

@@ -12,9 +12,9 @@ import json
 import shlex
 import subprocess
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from agent.bots.config import Config
 from agent.bots.registry import bot_names, make_bot
@@ -234,7 +234,15 @@ def run_match(
     report.clients.append(summaries)
     if duplicate and result.ok:
         result, summaries = run_single(
-            game, game_label, hands, specs[::-1], names[::-1], seed, log_dir, base + ".swapped", **options  # type: ignore[arg-type]
+            game,
+            game_label,
+            hands,
+            specs[::-1],
+            names[::-1],
+            seed,
+            log_dir,
+            base + ".swapped",
+            **options,  # type: ignore[arg-type]
         )
         report.results.append(result)
         report.clients.append(summaries)

@@ -39,7 +39,9 @@ def strategy_grids_png(path: str | Path, grids: dict[str, np.ndarray], title: st
         for i in range(13):
             for j in range(13):
                 if not math.isnan(g[i, j]):
-                    ax.text(j, i, class_label(i, j), ha="center", va="center", fontsize=5, color="white" if g[i, j] < 0.6 else "black")
+                    ax.text(
+                        j, i, class_label(i, j), ha="center", va="center", fontsize=5, color="white" if g[i, j] < 0.6 else "black"
+                    )
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     if title:
         fig.suptitle(title)

@@ -127,7 +127,6 @@ class ProviderFactory:
 
     def __call__(self) -> StrategyProvider:
 
-
         game = load_game(self.game_name)
         space = HandSpace(game)
         if self.bot == "call":
@@ -137,8 +136,12 @@ class ProviderFactory:
         if self.bot == "equilibrium":
             if game.deck_size > 6:
                 raise ValueError("an exact equilibrium is only available for Leduc games")
-            sol = solve_ranges(HandState.initial(game), [space.uniform(), space.uniform()], FCPA,
-                               SolverConfig(iterations=self.iterations or 2000, device="cpu", dtype="float64"))
+            sol = solve_ranges(
+                HandState.initial(game),
+                [space.uniform(), space.uniform()],
+                FCPA,
+                SolverConfig(iterations=self.iterations or 2000, device="cpu", dtype="float64"),
+            )
             return SolutionProvider(sol)
         if self.bot == "deepstack":
             config = load_config(self.config_path)
@@ -151,7 +154,10 @@ class ProviderFactory:
             if is_hunl(game):
                 hc = config.bot.hunl
                 if self.iterations:
-                    hc = replace(hc, **{s: replace(getattr(hc, s), iterations=self.iterations) for s in ("preflop", "flop", "turn", "river")})
+                    hc = replace(
+                        hc,
+                        **{s: replace(getattr(hc, s), iterations=self.iterations) for s in ("preflop", "flop", "turn", "river")},
+                    )
                 return ResolverProvider(ContinualResolver(space, hunl_settings(game, hc, "cpu")))
             raise ValueError(f"no DeepStack settings for {self.game_name}")
         raise ValueError(f"unknown bot {self.bot!r} for LBR: call, random, equilibrium (Leduc) or deepstack")

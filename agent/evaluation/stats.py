@@ -4,8 +4,8 @@ every reported estimate follows (matches, LBR, AIVAT)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

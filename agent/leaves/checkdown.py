@@ -8,9 +8,9 @@ assumption of local best response (LBR).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from math import comb
-from typing import Sequence
 
 import numpy as np
 import torch

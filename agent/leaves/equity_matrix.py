@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from native._native import ffi, lib
+
 from native.cards import hands_blocked_by, holdem_hand_cards
 from native.showdown import BoardTable
 
@@ -49,7 +49,6 @@ def exact_matrix(board: tuple[int, ...]) -> torch.Tensor:
     instead of ~15 s of dense tensor passes); two compatible hands that the board does not
     block are both valid on exactly C(remaining - 4, missing) runouts, so the sum is divided
     by that count."""
-
 
     remaining = [c for c in range(52) if c not in board]
     missing = 5 - len(board)
@@ -94,7 +93,9 @@ class CheckdownMatrices:
             return hit
         if len(key) == 0:
             if self.preflop_path is None or not Path(self.preflop_path).exists():
-                raise FileNotFoundError(f"pre-flop check-down matrix {self.preflop_path} is missing (deepstack buckets builds it)")
+                raise FileNotFoundError(
+                    f"pre-flop check-down matrix {self.preflop_path} is missing (deepstack buckets builds it)"
+                )
             with np.load(self.preflop_path) as z:
                 m = torch.as_tensor(z["matrix"].astype(np.float32))
         elif len(key) in (3, 4):

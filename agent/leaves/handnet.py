@@ -27,7 +27,7 @@ class _LeafBatch:
     """Per lookahead: one network row per (leaf, next board); leaves where both players are
     all-in are valued exactly (a showdown over the runouts), not by the network."""
 
-    def __init__(self, adapter: "HandNetLeafValues", leaves: LeafInfo, la: Lookahead) -> None:
+    def __init__(self, adapter: HandNetLeafValues, leaves: LeafInfo, la: Lookahead) -> None:
         space = adapter.space
         game = space.game
         k = game.num_hole_cards
@@ -36,7 +36,9 @@ class _LeafBatch:
         self.exact = None
         if allin.any():
             idx = np.nonzero(allin)[0]
-            self.exact = CheckdownEvaluator(space, la.hands, [leaves.boards[i] for i in idx], leaves.spent[idx], la.device, la.dtype)
+            self.exact = CheckdownEvaluator(
+                space, la.hands, [leaves.boards[i] for i in idx], leaves.spent[idx], la.device, la.dtype
+            )
         rows, boards, weights, feats, pots, perms = [], [], [], [], [], []
         for i, (board, spent, nxt) in enumerate(zip(leaves.boards, leaves.spent, leaves.next_round)):
             if allin[i]:
@@ -141,7 +143,9 @@ class HandNetLeafValues:
         else:
             hand_perm, deck_perm = np.arange(space.size), np.arange(len(space.deck))
         pot = float(sum(leaf.spent))
-        x = np.concatenate([[pot / pot_scale(space.game)], norm[0][hand_perm], norm[1][hand_perm], board_features(space, board)[deck_perm]])
+        x = np.concatenate(
+            [[pot / pot_scale(space.game)], norm[0][hand_perm], norm[1][hand_perm], board_features(space, board)[deck_perm]]
+        )
         out = self._run(torch.as_tensor(x, dtype=torch.float32).unsqueeze(0))[0].double().numpy()
         canon = np.stack([out[: space.size], out[space.size :]])
         values = canon[:, np.argsort(hand_perm)]

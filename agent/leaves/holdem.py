@@ -14,9 +14,10 @@ continual re-solving needs after the cards come.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from itertools import combinations
 from math import comb
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch

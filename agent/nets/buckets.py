@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 import torch
@@ -105,7 +106,7 @@ class BucketTable:
         np.savez_compressed(path, street=np.array(self.street), centroids=self.centroids.astype(np.float32))
 
     @classmethod
-    def load(cls, path: Path) -> "BucketTable":
+    def load(cls, path: Path) -> BucketTable:
         try:
             with np.load(path) as z:
                 street = str(z["street"])

@@ -28,7 +28,12 @@ class ModelError(RuntimeError):
 
 def code_version() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip() or "unknown"
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5
+            ).stdout.strip()
+            or "unknown"
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -94,7 +99,10 @@ def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[s
         raise ModelError(f"{path}: not listed in {manifest}; every shipped model needs a manifest entry")
     digest = sha256_of(path)
     if digest != entry["sha256"]:
-        raise ModelError(f"{path}: sha256 {digest[:12]}... does not match the manifest ({entry['sha256'][:12]}...): the file is corrupt or was replaced")
+        raise ModelError(
+            f"{path}: sha256 {digest[:12]}... does not match the manifest ({entry['sha256'][:12]}...): "
+            "the file is corrupt or was replaced"
+        )
     return path, entry
 
 
@@ -116,5 +124,7 @@ def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tupl
     except Exception as exc:
         raise ModelError(f"{path}: does not accept {inputs} inputs as its manifest says: {exc}") from None
     if tuple(out.shape) != (1, 2 * int(spec.get("buckets", 0))):
-        raise ModelError(f"{path}: gives outputs of shape {tuple(out.shape)}, the manifest says {2 * int(spec.get('buckets', 0))}")
+        raise ModelError(
+            f"{path}: gives outputs of shape {tuple(out.shape)}, the manifest says {2 * int(spec.get('buckets', 0))}"
+        )
     return net, entry

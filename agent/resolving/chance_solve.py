@@ -54,9 +54,16 @@ class SolvedChanceValues:
             return self.fallback(leaf, board)
         try:
             state = HandState.at_round_start(self.space.game, leaf.next_round, tuple(leaf.spent), tuple(board))
-            sol = solve_ranges(state, [reach[0], reach[1]], self.sizing, self.street.config, space=self.space,
-                               last_round=self.street.last_round, leaf_values=self.street.leaf_values,
-                               average_strategy=False)
+            sol = solve_ranges(
+                state,
+                [reach[0], reach[1]],
+                self.sizing,
+                self.street.config,
+                space=self.space,
+                last_round=self.street.last_round,
+                leaf_values=self.street.leaf_values,
+                average_strategy=False,
+            )
         except (RulesError, SpotError):  # both all-in, or no pair of hands fits together
             return self.fallback(leaf, board)
         self.solves += 1

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import torch
@@ -95,7 +96,7 @@ class ResolveSettings:
         return self.streets[min(round_, len(self.streets) - 1)]
 
     @classmethod
-    def uniform(cls, sizing: BetSizing, config: SolverConfig, **kw: object) -> "ResolveSettings":
+    def uniform(cls, sizing: BetSizing, config: SolverConfig, **kw: object) -> ResolveSettings:
         return cls(streets=(StreetSettings(sizing=(sizing,), config=config),), **kw)  # type: ignore[arg-type]
 
 
@@ -142,7 +143,9 @@ def opponent_mass(solution: Solution, opponent: int) -> np.ndarray:
     return solution.to_space(la.terminal.fold_mass(reach, board)[0])
 
 
-def opponent_strategies(solution: Solution, opponent: int, depth: int = 1, start: int = 0) -> dict[str, tuple[list[Action], np.ndarray]]:
+def opponent_strategies(
+    solution: Solution, opponent: int, depth: int = 1, start: int = 0
+) -> dict[str, tuple[list[Action], np.ndarray]]:
     """The opponent's average strategy at its decisions of the round of row ``start``, ``depth``
     actions below it at most: one is enough, as we re-solve before the opponent acts again.
     Kept in float32 (pre-flop decisions are cached by the hundred)."""
@@ -193,9 +196,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
         for via_call, r in paths:
             kind = la.nodes[r].kind
             if kind is NodeKind.CHANCE:
-                chance[(i, via_call)] = {
-                    la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)
-                }
+                chance[(i, via_call)] = {la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)}
             elif kind is NodeKind.LEAF:
                 if avg_reach is None:
                     solution.solver.evaluate(solution.result.root_reach, solution.result.average_strategy)
@@ -237,10 +238,13 @@ class HandMemory:
     opp_strategies: dict[str, tuple[list[Action], np.ndarray]] = field(default_factory=dict)
     actions_seen: int = 0
 
-    def copy(self) -> "HandMemory":
+    def copy(self) -> HandMemory:
         """An independent copy (decisions are shared: they are never modified)."""
         return replace(
-            self, our_range=self.our_range.copy(), opp_values=self.opp_values.copy(), history=list(self.history),
+            self,
+            our_range=self.our_range.copy(),
+            opp_values=self.opp_values.copy(),
+            history=list(self.history),
             opp_range=None if self.opp_range is None else self.opp_range.copy(),
         )
 
@@ -268,8 +272,13 @@ class ContinualResolver:
         uniform = self.space.uniform(state.board)
         start = time.perf_counter()
         sol = solve_ranges(
-            state, [uniform, uniform], self._sizing(st), st.config, space=self.space,
-            last_round=st.last_round, leaf_values=st.leaf_values,
+            state,
+            [uniform, uniform],
+            self._sizing(st),
+            st.config,
+            space=self.space,
+            last_round=st.last_round,
+            leaf_values=st.leaf_values,
         )
         self._root_values[position] = sol.values_at(0)[1 - position]
         if state.current_player == position:
@@ -287,8 +296,12 @@ class ContinualResolver:
     def export_preflop(self) -> dict:
         """The re-solves that repeat from hand to hand (first states, cached pre-flop
         decisions), to be saved and given back to :meth:`import_preflop` by a later process."""
-        return {"root": dict(self._root), "root_values": dict(self._root_values), "root_opp": dict(self._root_opp),
-                "cache": list(self._cache.items()) if self._cache is not None else []}
+        return {
+            "root": dict(self._root),
+            "root_values": dict(self._root_values),
+            "root_opp": dict(self._root_opp),
+            "cache": list(self._cache.items()) if self._cache is not None else [],
+        }
 
     def import_preflop(self, data: dict) -> None:
         self._root.update(data["root"])
@@ -303,8 +316,11 @@ class ContinualResolver:
             self._root_solve(position)
         our = self.space.uniform(())
         self.memory = HandMemory(
-            position=position, our_range=our, opp_values=self._root_values[position].copy(),
-            opp_range=our.copy(), opp_strategies=self._root_opp.get(position, {}),
+            position=position,
+            our_range=our,
+            opp_values=self._root_values[position].copy(),
+            opp_range=our.copy(),
+            opp_strategies=self._root_opp.get(position, {}),
         )
 
     # ------------------------------------------------------------------ decisions
@@ -349,8 +365,16 @@ class ContinualResolver:
             warm = WarmStart(mem.opp_range, self.settings.warm_start_weight, self.settings.warm_start_mode)
         start = time.perf_counter()
         solution = resolve(
-            root, mem.our_range, mem.opp_values, self._sizing(st), st.config, space=self.space,
-            last_round=st.last_round, leaf_values=st.leaf_values, warm_start=warm, deadline=deadline,
+            root,
+            mem.our_range,
+            mem.opp_values,
+            self._sizing(st),
+            st.config,
+            space=self.space,
+            last_round=st.last_round,
+            leaf_values=st.leaf_values,
+            warm_start=warm,
+            deadline=deadline,
             opponent_action=opponent_action,
         )
         return summarize(solution, state, time.perf_counter() - start)

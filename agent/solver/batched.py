@@ -11,8 +11,8 @@ the rules (regret matching, discounting, averaging) are those of :class:`agent.s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -87,7 +87,9 @@ def solve_batch(space: HandSpace, spots: Sequence[BatchSpot], sizing: BetSizing,
 class _GroupSolver:
     """CFR over one tree shape for a batch of situations: every array is ``[B, H]`` per node."""
 
-    def __init__(self, space: HandSpace, shape: tuple[FlatNode, ...], amounts: np.ndarray, spots: Sequence[BatchSpot], variant: Variant) -> None:
+    def __init__(
+        self, space: HandSpace, shape: tuple[FlatNode, ...], amounts: np.ndarray, spots: Sequence[BatchSpot], variant: Variant
+    ) -> None:
         self.shape = shape
         self.variant = variant
         self.amounts = amounts

@@ -15,9 +15,10 @@ from __future__ import annotations
 import gc
 import math
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import torch
@@ -358,8 +359,12 @@ class Solver:
         for p in range(2):
             self.propagate_reach(p)
         t0 = self.iterations_done
-        interleave = (self.variant.alternating and self._kernels is not None and self._kernels.interleaves_regrets
-                      and self._terminal_by_depth is not None)
+        interleave = (
+            self.variant.alternating
+            and self._kernels is not None
+            and self._kernels.interleaves_regrets
+            and self._terminal_by_depth is not None
+        )
         with _gc_paused():
             for i in range(1, iterations + 1):
                 t = t0 + i
@@ -581,8 +586,11 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
                 continue
             rows = rows_all[sel]
             if by_depth:
-                fns.append(IndexedTerminalRows(kernel, fold, boards[sel], parent_of[rows], rows, scale[sel],
-                                               mult_rows=src_of[1 - p, rows]))
+                fns.append(
+                    IndexedTerminalRows(
+                        kernel, fold, boards[sel], parent_of[rows], rows, scale[sel], mult_rows=src_of[1 - p, rows]
+                    )
+                )
             else:
                 fns.append(IndexedTerminalRows(kernel, fold, boards[sel], rows, rows, scale[sel]))
         return fns

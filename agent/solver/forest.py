@@ -19,8 +19,8 @@ between actions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import comb
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -65,8 +65,13 @@ def solve_forest(
     hands = np.arange(space.size)
     roots = [build_tree(state, sizing, last_round=last_round) for state in states]
     la = compile_lookahead(roots, space, hands, pick_device(config.device), config.torch_dtype())
-    solver = Solver(la, config.variant(), leaf_values=leaf_values, track_rows=torch.arange(len(roots), device=la.device),
-                    average_strategy=False)
+    solver = Solver(
+        la,
+        config.variant(),
+        leaf_values=leaf_values,
+        track_rows=torch.arange(len(roots), device=la.device),
+        average_strategy=False,
+    )
     reach = torch.as_tensor(stacked[:, :, hands].transpose(1, 0, 2).copy(), dtype=la.dtype, device=la.device)  # [2, n, H]
     result = solver.solve(reach.reshape(solver.root_reach.shape), config.iterations)
     values = result.average_values.detach().to("cpu", torch.float64).numpy().reshape(2, len(states), -1)

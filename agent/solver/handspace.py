@@ -7,10 +7,10 @@ solver tensor is indexed by a :class:`HandSpace`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
-from typing import Sequence
 
 import numpy as np
 

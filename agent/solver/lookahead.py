@@ -22,10 +22,10 @@ of any decision; missing actions are masked).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -201,9 +201,7 @@ def compile_lookahead(
     row_board = np.array([b for level in levels for _, b in level], dtype=np.int64)
 
     # decisions, player 0's first so that each player's tensors are contiguous slices
-    dec_global = sorted(
-        (r for r, n in enumerate(nodes) if n.kind is NodeKind.DECISION), key=lambda r: (nodes[r].player, r)
-    )
+    dec_global = sorted((r for r, n in enumerate(nodes) if n.kind is NodeKind.DECISION), key=lambda r: (nodes[r].player, r))
     n_dec0 = sum(1 for r in dec_global if nodes[r].player == 0)
     dec_of_row = {r: m for m, r in enumerate(dec_global)}
     A = max((len(nodes[r].children) for r in dec_global), default=1)

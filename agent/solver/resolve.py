@@ -10,8 +10,9 @@ round (root children and chance outcomes), exploitability.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch
@@ -60,8 +61,14 @@ class SolverConfig:
     gamma: float = 2.0
 
     def variant(self) -> Variant:
-        return Variant(algorithm=self.algorithm, skip=self.skip, alternating=self.alternating, alpha=self.alpha,
-                       beta=self.beta, gamma=self.gamma)
+        return Variant(
+            algorithm=self.algorithm,
+            skip=self.skip,
+            alternating=self.alternating,
+            alpha=self.alpha,
+            beta=self.beta,
+            gamma=self.gamma,
+        )
 
     def torch_dtype(self) -> torch.dtype:
         return torch.float64 if self.dtype == "float64" else torch.float32
@@ -235,8 +242,9 @@ def solve_ranges(
     if target_exploitability is not None and not average_strategy:
         raise ValueError("an exploitability target needs the average strategy")
     root, la = prepare(state, space, hands, sizing, config, last_round)
-    solver = Solver(la, config.variant(), leaf_values=leaf_values, track_rows=first_round_rows(la),
-                    average_strategy=average_strategy)
+    solver = Solver(
+        la, config.variant(), leaf_values=leaf_values, track_rows=first_round_rows(la), average_strategy=average_strategy
+    )
     reach = torch.as_tensor(np.stack([r[hands] for r in checked]), dtype=la.dtype, device=la.device)
     if float((reach[0] * la.terminal.fold_mass(reach[1:2], torch.zeros(1, dtype=torch.long, device=la.device))[0]).sum()) <= 0:
         raise SpotError("the two ranges have no pair of hands that can be dealt together")

@@ -9,9 +9,10 @@ HUNL game would forbid bets below its 100-chip big blind). Position 0 is out of 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
@@ -66,8 +67,10 @@ class Spot:
             else:
                 raise SpotError(f"line {self.line!r}: {token!r} is not c or r<raise-to amount> (fold ends the spot)")
             if not state.is_legal(action):
-                raise SpotError(f"line {self.line!r}: {action} is not legal here ({state.betting_string()!r}, "
-                                f"raise-to bounds {state.raise_bounds()})")
+                raise SpotError(
+                    f"line {self.line!r}: {action} is not legal here ({state.betting_string()!r}, "
+                    f"raise-to bounds {state.raise_bounds()})"
+                )
             state = state.apply(action)
         if state.current_player is None or state.round != ROUND_OF_BOARD[len(self.board)]:
             raise SpotError(f"line {self.line!r} ends the round: nobody is left to act on this board")

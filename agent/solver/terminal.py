@@ -11,7 +11,7 @@ choice for tiny games (Leduc).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -88,7 +88,7 @@ class TerminalEquity:
         return mass * valid
 
     # ------------------------------------------------------------------ showdowns
-    def showdown(self, board_ids: np.ndarray) -> "ShowdownGroup":
+    def showdown(self, board_ids: np.ndarray) -> ShowdownGroup:
         """A prepared evaluator for a fixed list of showdown rows on the given boards."""
         if self.dense:
             return _DenseShowdown(self, np.asarray(board_ids))

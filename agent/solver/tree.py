@@ -11,9 +11,9 @@ value function takes over. Limit games use their single raise size.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterator, Sequence
 
 from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, HandState, raise_to
 
@@ -46,7 +46,7 @@ class BetSizing:
         return table[min(depth, len(table) - 1)]
 
     @classmethod
-    def parse(cls, spec: str, all_in: bool = True, max_raises: int | None = None) -> "BetSizing":
+    def parse(cls, spec: str, all_in: bool = True, max_raises: int | None = None) -> BetSizing:
         """``"0.5,1;1"`` -> first action 0.5P and P, later actions P (``;`` separates depths)."""
         try:
             bets = tuple(tuple(float(x) for x in part.split(",") if x.strip()) for part in spec.split(";"))
@@ -76,7 +76,7 @@ class Node:
     state: HandState
     depth: int
     actions: list[Action] = field(default_factory=list)
-    children: list["Node"] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
     #: for CHANCE/LEAF: the round whose cards come next
     next_round: int | None = None
 
@@ -92,7 +92,7 @@ class Node:
     def pot(self) -> int:
         return self.state.pot
 
-    def walk(self) -> Iterator["Node"]:
+    def walk(self) -> Iterator[Node]:
         yield self
         for child in self.children:
             yield from child.walk()
@@ -151,8 +151,9 @@ def build_tree(
     return _build(root, per_round, limit, depth=0, decisions=0, extra=root_action)
 
 
-def _build(state: HandState, sizing: list[BetSizing], limit: int, depth: int, decisions: int,
-           extra: Action | None = None) -> Node:
+def _build(
+    state: HandState, sizing: list[BetSizing], limit: int, depth: int, decisions: int, extra: Action | None = None
+) -> Node:
     if state.finished and not state.is_showdown:
         return Node(NodeKind.FOLD, state, depth)
     if state.board_cards_needed:

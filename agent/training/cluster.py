@@ -76,8 +76,13 @@ def generate_on_ray(
         use_gpu = spec.device == "cuda" or (spec.device == "auto" and gpus >= 1)
         task = ray.remote(num_cpus=spec.threads, num_gpus=1 if use_gpu else 0, max_retries=2)(_solve_shard)
         pending = {task.remote(spec, i, count): (i, count) for i, count in todo}
-        bar = tqdm(total=spec.situations, desc=f"generate {spec.game} (ray)", unit="sit", disable=not progress,
-                   initial=spec.situations - sum(c for _, c in todo))
+        bar = tqdm(
+            total=spec.situations,
+            desc=f"generate {spec.game} (ray)",
+            unit="sit",
+            disable=not progress,
+            initial=spec.situations - sum(c for _, c in todo),
+        )
         made = 0
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -86,8 +91,10 @@ def generate_on_ray(
                 try:
                     arrays, seconds = ray.get(ref)
                 except Exception as exc:  # a task's own error, re-raised by Ray as RayTaskError
-                    raise ClusterError(f"shard {i} failed on the cluster (shards written so far are kept; "
-                                       f"run the same command again to resume): {exc}") from exc
+                    raise ClusterError(
+                        f"shard {i} failed on the cluster (shards written so far are kept; "
+                        f"run the same command again to resume): {exc}"
+                    ) from exc
                 write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
                 made += count
                 bar.update(count)

@@ -15,10 +15,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -76,8 +76,15 @@ class GenerateSpec:
     batch: int | None = None
 
     def solver_config(self, dtype: str) -> SolverConfig:
-        return SolverConfig(algorithm=self.algorithm, iterations=self.iterations, device=self.device, dtype=dtype,  # type: ignore[arg-type]
-                            alpha=self.dcfr_alpha, beta=self.dcfr_beta, gamma=self.dcfr_gamma)
+        return SolverConfig(
+            algorithm=self.algorithm,
+            iterations=self.iterations,
+            device=self.device,
+            dtype=dtype,  # type: ignore[arg-type]
+            alpha=self.dcfr_alpha,
+            beta=self.dcfr_beta,
+            gamma=self.dcfr_gamma,
+        )
 
 
 #: DCFR parameters (alpha, beta, gamma) generation solves with by default: negative regrets reset
@@ -150,7 +157,7 @@ class Situation:
     ranges: np.ndarray  # [2, H]
 
 
-def both_all_in(game: Game, sit: "Situation") -> bool:
+def both_all_in(game: Game, sit: Situation) -> bool:
     """The pot holds both stacks: nothing is left to bet, the showdown decides."""
     return all(sit.pot // 2 >= s for s in game.stack)
 
@@ -186,7 +193,9 @@ def _preflop_strength() -> np.ndarray:
     return (m * compatible).sum(axis=1) / compatible.sum(axis=1)
 
 
-def solve_situation(space: HandSpace, round_: int, sit: Situation, config: SolverConfig, leaf_values: LeafValueFn | None = None) -> np.ndarray:
+def solve_situation(
+    space: HandSpace, round_: int, sit: Situation, config: SolverConfig, leaf_values: LeafValueFn | None = None
+) -> np.ndarray:
     """``[2, H]`` counterfactual values per unit of pot (normalised ranges, blocked hands 0).
     With ``leaf_values`` the solve stops at the end of ``round_`` (depth-limited: flop
     situations with the turn network); without, it runs to the end of the game."""
@@ -194,7 +203,11 @@ def solve_situation(space: HandSpace, round_: int, sit: Situation, config: Solve
 
 
 def solve_situation_checked(
-    space: HandSpace, round_: int, sit: Situation, config: SolverConfig, check: bool = True,
+    space: HandSpace,
+    round_: int,
+    sit: Situation,
+    config: SolverConfig,
+    check: bool = True,
     leaf_values: LeafValueFn | None = None,
 ) -> tuple[np.ndarray, float | None]:
     """:func:`solve_situation`, and with ``check`` the exploitability of the solve's average
@@ -209,16 +222,30 @@ def solve_situation_checked(
         return _allin_values(space, sit.board, ranges, half) / sit.pot, (0.0 if check else None)
     state = _round_start(game, round_, sit)
     last_round = round_ if leaf_values is not None else None
-    sol = solve_ranges(state, [ranges[0], ranges[1]], FCPA, config, space=space, average_strategy=check,
-                       last_round=last_round, leaf_values=leaf_values)
+    sol = solve_ranges(
+        state,
+        [ranges[0], ranges[1]],
+        FCPA,
+        config,
+        space=space,
+        average_strategy=check,
+        last_round=last_round,
+        leaf_values=leaf_values,
+    )
     values = sol.values_at(0) / sit.pot
     if not check:
         return values, None
     return values, exploitability(sol.solver, sol.result.root_reach)["exploitability"] / sit.pot
 
 
-def solve_situations(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig,
-                     batch: int | None = 1, leaf_values: LeafValueFn | None = None) -> list[np.ndarray]:
+def solve_situations(
+    space: HandSpace,
+    round_: int,
+    situations: list[Situation],
+    config: SolverConfig,
+    batch: int | None = 1,
+    leaf_values: LeafValueFn | None = None,
+) -> list[np.ndarray]:
     """:func:`solve_situation` for each situation, ``batch`` at a time in one forest solve
     (:func:`agent.solver.forest.solve_forest`); None: one at a time on the CPU, on a GPU as many as
     :func:`agent.solver.forest.memory_budget_rows` allows. One at a time keeps each situation's own
@@ -230,8 +257,10 @@ def solve_situations(space: HandSpace, round_: int, situations: list[Situation],
     if groups is None:
         return [solve_situation(space, round_, sit, config, leaf_values) for sit in situations]
     solved = set(todo)
-    out = [np.empty(0) if i in solved else solve_situation(space, round_, sit, config)  # both all-in: the showdown
-           for i, sit in enumerate(situations)]
+    out = [
+        np.empty(0) if i in solved else solve_situation(space, round_, sit, config)  # both all-in: the showdown
+        for i, sit in enumerate(situations)
+    ]
     for group in groups:
         members = [todo[k] for k in group]
         for i, values in zip(members, solve_in_forest(space, round_, [situations[i] for i in members], config, leaf_values)):
@@ -239,8 +268,9 @@ def solve_situations(space: HandSpace, round_: int, situations: list[Situation],
     return out
 
 
-def solve_in_forest(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig,
-                    leaf_values: LeafValueFn | None = None) -> list[np.ndarray]:
+def solve_in_forest(
+    space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig, leaf_values: LeafValueFn | None = None
+) -> list[np.ndarray]:
     """:func:`solve_situation`'s values for situations (none both all-in) solved in one forest."""
     states, ranges = [], []
     for sit in situations:
@@ -252,16 +282,24 @@ def solve_in_forest(space: HandSpace, round_: int, situations: list[Situation], 
     return [v / sit.pot for v, sit in zip(values, situations)]
 
 
-def forest_groups(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig, batch: int | None,
-                  last_round: int | None = None) -> list[list[int]] | None:
+def forest_groups(
+    space: HandSpace,
+    round_: int,
+    situations: list[Situation],
+    config: SolverConfig,
+    batch: int | None,
+    last_round: int | None = None,
+) -> list[list[int]] | None:
     """Which of ``situations`` (none both all-in) share a forest: ``batch`` at a time, or (None) as
     many as the device's memory holds by their trees' rows; None where each is solved alone."""
     if batch is None:
         budget = memory_budget_rows(space.size, pick_device(config.device))
         if budget is None:
             return None
-        rows = [forest_cost_rows(build_tree(_round_start(space.game, round_, sit), FCPA, last_round=last_round), space)
-                for sit in situations]
+        rows = [
+            forest_cost_rows(build_tree(_round_start(space.game, round_, sit), FCPA, last_round=last_round), space)
+            for sit in situations
+        ]
         return pack(rows, budget)
     if batch <= 1:
         return None
@@ -426,8 +464,10 @@ def _recorded_meta(out: Path) -> dict | None:
         try:
             return json.loads(record.read_text())
         except (OSError, json.JSONDecodeError) as exc:
-            raise DataFolderError(f"{record}: unreadable ({exc}); move it away only if the shards beside it "
-                                  f"were made with the settings of this command") from exc
+            raise DataFolderError(
+                f"{record}: unreadable ({exc}); move it away only if the shards beside it "
+                f"were made with the settings of this command"
+            ) from exc
     for shard in sorted(out.glob("shard-*.npz")):
         try:
             with np.load(shard) as z:
@@ -447,14 +487,17 @@ def spec_record(spec: GenerateSpec | dict) -> dict:
 def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None) -> None:
     new = spec_record(spec)
     old = spec_record({**LEGACY_SPEC_FIELDS, **recorded.get("spec", {})})  # older records lack the DCFR fields
-    differ = [f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new
-              if key not in RESUMABLE_FIELDS and old.get(key) != new[key]]
+    differ = [
+        f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new if key not in RESUMABLE_FIELDS and old.get(key) != new[key]
+    ]
     old_sha = recorded.get("next_net_sha256")
     if old_sha is not None and next_net_sha256 is not None and old_sha != next_net_sha256:
         differ.append(f"next network sha256 {old_sha[:12]}... -> {next_net_sha256[:12]}... (retrained)")
     if differ:
-        raise DataFolderError(f"{out} holds data generated with other settings ({'; '.join(differ)}); "
-                              f"resuming would mix them: give another --out, or the folder's settings")
+        raise DataFolderError(
+            f"{out} holds data generated with other settings ({'; '.join(differ)}); "
+            f"resuming would mix them: give another --out, or the folder's settings"
+        )
 
 
 def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
@@ -476,8 +519,12 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     if recorded is not None:
         _check_same_data(out, recorded, spec, next_net_sha256)
     out.mkdir(parents=True, exist_ok=True)
-    run = {"command": command or " ".join(sys.argv), "code_version": code_version(),
-           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "situations": spec.situations}
+    run = {
+        "command": command or " ".join(sys.argv),
+        "code_version": code_version(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "situations": spec.situations,
+    }
     meta_base = {"spec": spec_record(spec), "code_version": run["code_version"], "command": run["command"]}
     if next_net_sha256 is not None:
         meta_base["next_net_sha256"] = next_net_sha256
@@ -505,8 +552,13 @@ def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str 
     meta_base = start_output(spec, out, command)
     torch.set_num_threads(spec.threads)
     todo = missing_shards(spec, out)
-    bar = tqdm(total=spec.situations, desc=f"generate {spec.game}", unit="sit", disable=not progress,
-               initial=spec.situations - sum(c for _, c in todo))
+    bar = tqdm(
+        total=spec.situations,
+        desc=f"generate {spec.game}",
+        unit="sit",
+        disable=not progress,
+        initial=spec.situations - sum(c for _, c in todo),
+    )
     start = time.perf_counter()
     made = 0
     for i, count in todo:

@@ -10,9 +10,10 @@ import math
 import sys
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -40,7 +41,9 @@ class TrainSpec:
     seed: int = 0
 
 
-def load_dataset(data_dir: Path, encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_dataset(
+    data_dir: Path, encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Network rows of every shard: stored as they are, or made by ``encoder`` from situations."""
     xs, ys, ms = [], [], []
     for part in load_shards(data_dir):
@@ -73,7 +76,7 @@ def _generation_record(folder: Path) -> dict:
 SHARED_SPEC = ("game", "round", "aux_flops")
 
 
-def check_poolable(data_dirs: "Sequence[Path]") -> None:
+def check_poolable(data_dirs: Sequence[Path]) -> None:
     """Refuse folders that cannot be pooled, before anything is loaded: one folder twice,
     folders of different games, streets or next networks, and folders drawn with one seed
     (a draw is a function of the seed and the shard, so they hold the same situations)."""
@@ -105,7 +108,10 @@ def check_poolable(data_dirs: "Sequence[Path]") -> None:
             seeds[spec["seed"]] = folder
 
 
-def load_datasets(data_dirs: "Sequence[Path]", encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_datasets(
+    data_dirs: Sequence[Path],
+    encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows of several generation folders (in the order given, which fixes the validation
     split), refusing folders that cannot be pooled and any situation two folders share.
 
@@ -140,14 +146,16 @@ def load_datasets(data_dirs: "Sequence[Path]", encoder: "Callable[[dict[str, np.
     return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
 
 
-def data_provenance(data_dirs: "Sequence[Path]") -> dict:
+def data_provenance(data_dirs: Sequence[Path]) -> dict:
     """What the manifest says about the training data: the folder's generating command, spec and
     next network; for pooled folders, each folder's under ``folders`` and the next network they
     share at the top."""
     sources = []
     for folder in data_dirs:
         meta = _generation_record(Path(folder))
-        sources.append({key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs") if key in meta})
+        sources.append(
+            {key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs") if key in meta}
+        )
     if len(sources) == 1:
         return {"data": sources[0]} if sources[0] else {}
     pooled: dict = {"folders": [{"folder": str(folder), **src} for folder, src in zip(data_dirs, sources)]}
@@ -166,7 +174,7 @@ def data_fingerprint(*arrays: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpace") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: HandSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hand-level rows ``[pot, r0, r1, board one-hot]`` with suits renamed canonically.
 
     Renaming suits maps a situation to an equivalent one; putting every situation in its
@@ -189,7 +197,7 @@ def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: "HandSpac
 
 
 def train(
-    data_dir: "Path | Sequence[Path]",
+    data_dir: Path | Sequence[Path],
     out_dir: Path,
     buckets: int,
     extra: int,
@@ -197,8 +205,8 @@ def train(
     model_name: str,
     progress: bool = True,
     command: str | None = None,
-    canonical_space: "HandSpace | None" = None,
-    encoder: "Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None" = None,
+    canonical_space: HandSpace | None = None,
+    encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
     extra_manifest: dict | None = None,
 ) -> dict[str, float]:
     """Train on every shard of ``data_dir`` (a folder, or several folders pooled); write
@@ -214,7 +222,8 @@ def train(
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
     if x.shape[1] != net_spec.inputs or y.shape[1] != net_spec.outputs:
         raise ValueError(
-            f"{', '.join(map(str, data_dirs))}: data has {x.shape[1]} inputs / {y.shape[1]} outputs, the network expects {net_spec.inputs} / {net_spec.outputs}"
+            f"{', '.join(map(str, data_dirs))}: data has {x.shape[1]} inputs / {y.shape[1]} outputs, "
+            f"the network expects {net_spec.inputs} / {net_spec.outputs}"
         )
     n = len(x)
     rng = np.random.default_rng(spec.seed)
@@ -242,7 +251,9 @@ def train(
             print(f"{ckpt_path}: resuming after epoch {start_epoch}", file=sys.stderr)
         else:
             print(f"{ckpt_path}: left by a run with other data or settings; training from the start", file=sys.stderr)
-    bar = tqdm(range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs)
+    bar = tqdm(
+        range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs
+    )
     started = time.perf_counter()
     for epoch in bar:
         for group in opt.param_groups:
@@ -269,8 +280,17 @@ def train(
         bar.set_postfix(train=f"{total / max(batches, 1):.5f}", val=f"{val:.5f}", best=f"{best:.5f}")
         if (epoch + 1) % 10 == 0 or epoch + 1 == spec.epochs:
             torch.save(
-                {"spec": asdict(spec), "net": net_spec.to_dict(), "data": fingerprint, "model": net.state_dict(), "optimizer": opt.state_dict(),
-                 "history": history, "best": best, "epoch": epoch + 1, "best_state": best_state},
+                {
+                    "spec": asdict(spec),
+                    "net": net_spec.to_dict(),
+                    "data": fingerprint,
+                    "model": net.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "history": history,
+                    "best": best,
+                    "epoch": epoch + 1,
+                    "best_state": best_state,
+                },
                 ckpt_path,
             )
     bar.close()

@@ -3,7 +3,7 @@ hand can go (deals, cards, sampled actions) with its probability, and by simulat
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -40,7 +40,9 @@ def all_hands(space: HandSpace, seats: list[StrategyProvider]) -> Iterator[tuple
         p = p / p.sum()
         for i, a in enumerate(actions):
             if p[i] > 0:
-                yield from walk(state.apply(a), events + [("action", ActionEvent(state, list(actions), p, i))], prob * p[i], start)
+                yield from walk(
+                    state.apply(a), events + [("action", ActionEvent(state, list(actions), p, i))], prob * p[i], start
+                )
 
     for deal in deals:
         yield from walk(deal, [], 1.0 / len(deals), deal)

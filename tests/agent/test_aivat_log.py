@@ -87,8 +87,25 @@ def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest
     cfg = tmp_path / "fast.yaml"
     cfg.write_text(FAST)
     logs = tmp_path / "logs"
-    assert main(["match", "hunl", "3", "deepstack", "random", "--duplicate", "--seed", "4", "--log-dir", str(logs),
-                 "--config", str(cfg)]) == 0
+    assert (
+        main(
+            [
+                "match",
+                "hunl",
+                "3",
+                "deepstack",
+                "random",
+                "--duplicate",
+                "--seed",
+                "4",
+                "--log-dir",
+                str(logs),
+                "--config",
+                str(cfg),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["eval", "aivat-log", str(logs), "--json", "--action-values", "bot"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -37,7 +37,9 @@ def _river_values(hunl: Game, checkdown: CheckdownLeafValues) -> tuple[SolvedCha
     return solved, LeafSnapshot(reach=reach, spent=(300, 300), board=tuple(sit.board[:4]), next_round=3), tuple(sit.board)
 
 
-def test_solved_street_start_values_are_zero_sum_and_scale_with_the_other_range(hunl: Game, checkdown: CheckdownLeafValues) -> None:
+def test_solved_street_start_values_are_zero_sum_and_scale_with_the_other_range(
+    hunl: Game, checkdown: CheckdownLeafValues
+) -> None:
     solved, leaf, board = _river_values(hunl, checkdown)
     values = solved(leaf, board)
     valid = solved.space.valid(board)

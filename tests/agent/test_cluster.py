@@ -42,8 +42,12 @@ def test_ray_local_mode_writes_the_same_shards_and_resumes(tmp_path: Path) -> No
     kept = shard_path(cluster, 2).stat().st_mtime_ns
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        stats = generate_on_ray(GenerateSpec(game="leduc", round=1, situations=12, shard_size=4, seed=3, iterations=40),
-                                cluster, "ignored://when-connected", progress=False)
+        stats = generate_on_ray(
+            GenerateSpec(game="leduc", round=1, situations=12, shard_size=4, seed=3, iterations=40),
+            cluster,
+            "ignored://when-connected",
+            progress=False,
+        )
         assert ray.is_initialized()
     finally:
         ray.shutdown()
@@ -52,7 +56,9 @@ def test_ray_local_mode_writes_the_same_shards_and_resumes(tmp_path: Path) -> No
     _same_shards(local, cluster, 3)
 
 
-def test_missing_ray_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_ray_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError, as without the extra
     assert main([*ARGS, "--out", str(tmp_path / "x"), "--ray-address", "local"]) == 1
     err = capsys.readouterr().err

@@ -87,9 +87,29 @@ def test_turn_generation_on_cuda_matches_the_cpu(tmp_path: Path) -> None:
     outs = {}
     for device in ("cpu", "cuda"):
         out = tmp_path / device
-        code = main(["generate", "--game", "hunl", "--street", "turn", "--situations", "2", "--shard-size", "2",
-                     "--iterations", "20", "--seed", "3", "--device", device, "--batch", "2" if device == "cuda" else "1",
-                     "--out", str(out)])
+        code = main(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "turn",
+                "--situations",
+                "2",
+                "--shard-size",
+                "2",
+                "--iterations",
+                "20",
+                "--seed",
+                "3",
+                "--device",
+                device,
+                "--batch",
+                "2" if device == "cuda" else "1",
+                "--out",
+                str(out),
+            ]
+        )
         assert code == 0
         shard = sorted(out.glob("*.npz"))[0]
         outs[device] = dict(np.load(shard, allow_pickle=False))
@@ -105,8 +125,9 @@ def test_hunl_bot_plays_on_cuda_without_corrections(tmp_path: Path) -> None:
     from protocol.gamedef import load_game
 
     config = dataclasses.replace(load_config(None), device="cuda")
-    report = run_match(load_game("hunl"), "hunl", 3, ["deepstack", "random"], seed=4, duplicate=True, log_dir=tmp_path,
-                       bot_config=config)
+    report = run_match(
+        load_game("hunl"), "hunl", 3, ["deepstack", "random"], seed=4, duplicate=True, log_dir=tmp_path, bot_config=config
+    )
     assert report.ok
     assert report.corrections(0) == 0
     assert "decision_failed" not in "".join(p.read_text() for p in tmp_path.glob("*.jsonl"))

@@ -66,7 +66,9 @@ def test_lookahead_rows_counts_what_the_lookahead_lays_out(holdem_space: HandSpa
             sit = draw_situation(space, round_, rng)
             if both_all_in(space.game, sit):
                 continue
-            root = build_tree(_start(space.game, round_, sit), FCPA, last_round=1 if space is holdem_space and round_ == 1 else None)
+            root = build_tree(
+                _start(space.game, round_, sit), FCPA, last_round=1 if space is holdem_space and round_ == 1 else None
+            )
             la = compile_lookahead(root, space, np.arange(space.size), torch.device("cpu"))
             assert lookahead_rows(root, space) == la.num_rows
             # a forest budgets each depth-limit leaf's network queries too: one per next card
@@ -175,15 +177,43 @@ def test_batch_and_device_options(tmp_path: Path, capsys: pytest.CaptureFixture[
     for bad in ("0", "-2", "x"):
         with pytest.raises(ValueError):
             parse_batch(bad)
-    code, _, err = run_cli(["generate", "--game", "hunl", "--street", "turn", "--situations", "1", "--batch", "0",
-                            "--out", str(tmp_path / "a")])
+    code, _, err = run_cli(
+        ["generate", "--game", "hunl", "--street", "turn", "--situations", "1", "--batch", "0", "--out", str(tmp_path / "a")]
+    )
     assert code == 2 and "--batch" in err
     if not torch.cuda.is_available():
-        code, _, err = run_cli(["generate", "--game", "hunl", "--street", "turn", "--situations", "1", "--device", "cuda",
-                                "--out", str(tmp_path / "b")])
+        code, _, err = run_cli(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "turn",
+                "--situations",
+                "1",
+                "--device",
+                "cuda",
+                "--out",
+                str(tmp_path / "b"),
+            ]
+        )
         assert code == 2 and "--device" in err and "CUDA" in err
-    code, out, _ = run_cli(["bench", "generate", "--street", "turn", "--turn-situations", "3", "--turn-iterations", "2",
-                            "--batch", "2", "--device", "cpu"])
+    code, out, _ = run_cli(
+        [
+            "bench",
+            "generate",
+            "--street",
+            "turn",
+            "--turn-situations",
+            "3",
+            "--turn-iterations",
+            "2",
+            "--batch",
+            "2",
+            "--device",
+            "cpu",
+        ]
+    )
     row = json.loads(out.strip().splitlines()[-1])
     assert code == 0 and row["bench"] == "generate.turn" and row["batch"] == 2
     assert sum(row["forest_sizes"]) == row["situations"] and max(row["forest_sizes"]) <= 2

@@ -23,8 +23,9 @@ def test_preflop_resolve_with_checkdown_leaves(hunl: Game) -> None:
     space = HandSpace(hunl)
     uni = space.uniform(())
     sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
-    sol = solve_ranges(HandState.initial(hunl), [uni, uni], sizing, SolverConfig(iterations=20, device="cpu"),
-                       last_round=0, leaf_values=leaf)
+    sol = solve_ranges(
+        HandState.initial(hunl), [uni, uni], sizing, SolverConfig(iterations=20, device="cpu"), last_round=0, leaf_values=leaf
+    )
     strategy = sol.root_strategy()
     assert strategy.shape == (5, 1326) and np.isfinite(strategy).all()
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-5)
@@ -60,7 +61,6 @@ def test_checkdown_matrix_kernel_matches_dense_sum(board: tuple[int, ...]) -> No
 
 def test_pair_sign_kernel_refuses_bad_sizes() -> None:
     import numpy as np
-
     from native._native import ffi, lib
 
     total = np.zeros((2, 2), dtype=np.int32)

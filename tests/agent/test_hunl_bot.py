@@ -108,7 +108,6 @@ def test_preflop_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
     assert cache.read_bytes() != b"damaged"
 
 
-
 def _replay(resolver: ContinualResolver, hunl: Game, position: int, betting: str, board: str) -> HandState:
     """Play a recorded betting line through ``resolver`` (re-solving and taking the recorded
     action at each of our decisions) and return the state it ends in."""
@@ -137,8 +136,10 @@ def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) 
     checks the full house behind; with it, the bot bets."""
     cfg = replace(
         load_config().bot.hunl,
-        preflop=StreetConfig(40, "checkdown"), flop=StreetConfig(40, "checkdown"),
-        turn=StreetConfig(40, "checkdown"), river=StreetConfig(150, "end"),
+        preflop=StreetConfig(40, "checkdown"),
+        flop=StreetConfig(40, "checkdown"),
+        turn=StreetConfig(40, "checkdown"),
+        river=StreetConfig(150, "end"),
         warm_start=WarmStartConfig(weight=weight),
     )
     space = HandSpace(hunl)

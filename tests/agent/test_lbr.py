@@ -101,7 +101,9 @@ def test_range_expected_winnings_average_the_showdown_over_the_bots_range() -> N
 def test_lbr_does_not_beat_an_equilibrium() -> None:
     game = load_game("leduc")
     setting = LBRSetting.parse("fcp/fcp", 2)
-    est = estimate(run_lbr(game, ProviderFactory("leduc", "equilibrium", iterations=1500), setting, 3000, seed=4, chunk=3000), game.big_blind)
+    est = estimate(
+        run_lbr(game, ProviderFactory("leduc", "equilibrium", iterations=1500), setting, 3000, seed=4, chunk=3000), game.big_blind
+    )
     assert est.mean - est.ci95 < 0, est  # no significant win
 
 
@@ -145,12 +147,15 @@ def test_chunks_of_another_size_are_reused_and_overlaps_refused(tmp_path: Path) 
     first = run_lbr(game, factory, setting, 40, seed=9, out_dir=tmp_path, chunk=40)
     assert resumed_hands(tmp_path, 70, 10) == 40
     seen: list[int] = []  # a progress bar started at the resumed hands hears of the new ones only
-    longer = run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path, chunk=10, progress=seen.append,
-                     progress_resumed=False)
+    longer = run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path, chunk=10, progress=seen.append, progress_resumed=False)
     assert longer[:40] == first and sum(seen) == 30
     assert resumed_hands(tmp_path, 100, 10) == 70 and resumed_hands(tmp_path, 20, 10) == 20
     assert sorted(p.name for p in tmp_path.glob("lbr-*.json")) == [
-        "lbr-0000000.json", "lbr-0000040.json", "lbr-0000050.json", "lbr-0000060.json"]
+        "lbr-0000000.json",
+        "lbr-0000040.json",
+        "lbr-0000050.json",
+        "lbr-0000060.json",
+    ]
     (tmp_path / "lbr-0000030.json").write_text("[1.0, 2.0]")
     with pytest.raises(ValueError, match="overlap at hand 30"):
         run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path)
@@ -161,8 +166,27 @@ def test_chunks_of_another_size_are_reused_and_overlaps_refused(tmp_path: Path) 
 
 def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def lbr(setting: str = "fca/fca", hands: int = 20, chunk: int = 10, out: Path = tmp_path) -> int:
-        return main(["eval", "lbr", "--game", "leduc-limit", "--bot", "random", "--setting", setting, "--hands",
-                     str(hands), "--seed", "2", "--chunk", str(chunk), "--out", str(out), "--json"])
+        return main(
+            [
+                "eval",
+                "lbr",
+                "--game",
+                "leduc-limit",
+                "--bot",
+                "random",
+                "--setting",
+                setting,
+                "--hands",
+                str(hands),
+                "--seed",
+                "2",
+                "--chunk",
+                str(chunk),
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
 
     assert lbr() == 0
     assert len(list(tmp_path.glob("lbr-*.json"))) == 2
@@ -209,15 +233,18 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     assert {round(f, 3) for _, f, a, _, _ in asked if not a} == {1.0}  # pot bets: 1x the pot after calling
 
     queries: list[FoldQuery] = []
-    values = run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, chunk=20,
-                     queries=queries)
+    values = run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, chunk=20, queries=queries)
     assert sorted(p.name for p in tmp_path.glob("folds-*.json")) == ["folds-0000000.json", "folds-0000020.json"]
     assert any(p > 0 for _, _, _, p, _ in queries) and all(0 <= p <= 1 for _, _, _, p, _ in queries)
     assert {acted for *_, acted in queries} == {False, True}  # LBR leads some rounds and answers the bot in others
     again: list[FoldQuery] = []
     estimates: dict[str, list[float]] = {}
-    assert run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again,
-                   estimates=estimates) == values
+    assert (
+        run_lbr(
+            game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=again, estimates=estimates
+        )
+        == values
+    )
     assert again == queries  # read back from the folder
     for name, prefix in (("range_expected", "expected"), ("aivat", "aivat")):  # the estimates too
         assert len(estimates[name]) == 40 and estimates[name] != values
@@ -225,7 +252,9 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     summary = fold_summary(queries, game.num_rounds)
     assert set(summary) <= {"round 1", "round 2"}
     pot = summary["round 1"]["pot"]
-    assert pot["bluff_breakeven"] == 0.5 and pot["queries"] == sum(1 for r, f, a, _, _ in queries if r == 0 and not a and f == 1.0)
+    assert pot["bluff_breakeven"] == 0.5 and pot["queries"] == sum(
+        1 for r, f, a, _, _ in queries if r == 0 and not a and f == 1.0
+    )
     assert pot["lbr_led_queries"] + pot["after_bot_queries"] == pot["queries"]
     led = [p for r, f, a, p, acted in queries if r == 0 and not a and f == 1.0 and not acted]
     assert pot["lbr_led_mean_fold"] == round(float(np.mean(led)), 4)
@@ -253,8 +282,27 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     with pytest.raises(ValueError, match="folds-0000000.json: not a file of LBR fold queries"):
         run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path)
 
-    assert main(["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fcpa/fcpa", "--hands", "20",
-                 "--seed", "3", "--out", str(tmp_path / "cli")]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "lbr",
+                "--game",
+                "leduc",
+                "--bot",
+                "random",
+                "--setting",
+                "fcpa/fcpa",
+                "--hands",
+                "20",
+                "--seed",
+                "3",
+                "--out",
+                str(tmp_path / "cli"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "round 1 pot bets: the bot folds" in out and "a bluff gains above 50.0%" in out
     assert "LBR leading the round:" in out and "after the bot's check or bet:" in out

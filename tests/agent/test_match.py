@@ -45,7 +45,7 @@ def test_duplicate_match_and_command_seat(tmp_path: Path, capsys: pytest.Capture
     assert code == 0, out
     assert out.count("SCORE:") == 2
     assert "raise duplicate:" in out and "over 300 deals" in out
-    seat_log = (tmp_path / "leduc.raise.vs.python3.11.s0.seat2.log")
+    seat_log = tmp_path / "leduc.raise.vs.python3.11.s0.seat2.log"
     logs = list(tmp_path.glob("*.seat*.log"))
     assert logs and any("hands=300" in p.read_text() for p in logs), [p.read_text()[-500:] for p in logs]
     del seat_log

@@ -15,7 +15,20 @@ def test_plot_of_a_duplicate_match(tmp_path: Path, capsys: pytest.CaptureFixture
     logs, out = tmp_path / "logs", tmp_path / "png"
     cfg = tmp_path / "fast.yaml"
     cfg.write_text("bot:\n  leduc:\n    iterations: 30\n")
-    argv = ["match", "leduc", "30", "deepstack", "random", "--duplicate", "--seed", "4", "--log-dir", str(logs), "--config", str(cfg)]
+    argv = [
+        "match",
+        "leduc",
+        "30",
+        "deepstack",
+        "random",
+        "--duplicate",
+        "--seed",
+        "4",
+        "--log-dir",
+        str(logs),
+        "--config",
+        str(cfg),
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     assert main(["eval", "plot", str(logs), "--out", str(out)]) == 0
@@ -68,7 +81,9 @@ def test_strategy_grids_of_the_hunl_bot(tmp_path: Path, capsys: pytest.CaptureFi
     code = main(["eval", "plot", str(tmp_path / "logs"), "--out", str(tmp_path / "png"), "--grid", "r300", "--config", str(cfg)])
     assert code == 0, capsys.readouterr().err
     assert (tmp_path / "png" / "grid-r300.png").read_bytes()[:4] == b"\x89PNG"
-    assert main(["eval", "plot", str(tmp_path / "logs"), "--out", str(tmp_path / "png"), "--grid", "cc/", "--config", str(cfg)]) == 2
+    assert (
+        main(["eval", "plot", str(tmp_path / "logs"), "--out", str(tmp_path / "png"), "--grid", "cc/", "--config", str(cfg)]) == 2
+    )
     assert "pre-flop lines only" in capsys.readouterr().err
 
 

@@ -64,9 +64,15 @@ def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Ga
     space = HandSpace(hunl)
     uniform = np.full(space.size, 1.0 / space.size)
     pre = settings.street(0)
-    sol = solve_ranges(HandState.initial(hunl), [uniform, uniform], DEEPSTACK_SIZING["preflop"],
-                       SolverConfig(iterations=2, device="cpu"), space=space, last_round=pre.last_round,
-                       leaf_values=pre.leaf_values)
+    sol = solve_ranges(
+        HandState.initial(hunl),
+        [uniform, uniform],
+        DEEPSTACK_SIZING["preflop"],
+        SolverConfig(iterations=2, device="cpu"),
+        space=space,
+        last_round=pre.last_round,
+        leaf_values=pre.leaf_values,
+    )
     strategy = sol.root_strategy()
     assert np.all(np.isfinite(strategy))
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-5)
@@ -74,7 +80,13 @@ def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Ga
     board = (0, 13, 26)
     ranges = [uniform * space.valid(board) for _ in range(2)]
     ranges = [r / r.sum() for r in ranges]
-    sol = solve_ranges(HandState.at_round_start(hunl, 1, (300, 300), board), ranges, DEEPSTACK_SIZING["flop"],
-                       SolverConfig(iterations=2, device="cpu"), space=space, last_round=flop.last_round,
-                       leaf_values=flop.leaf_values)
+    sol = solve_ranges(
+        HandState.at_round_start(hunl, 1, (300, 300), board),
+        ranges,
+        DEEPSTACK_SIZING["flop"],
+        SolverConfig(iterations=2, device="cpu"),
+        space=space,
+        last_round=flop.last_round,
+        leaf_values=flop.leaf_values,
+    )
     assert np.all(np.isfinite(sol.root_strategy()))

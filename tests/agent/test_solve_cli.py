@@ -27,12 +27,35 @@ def test_river_spot_reaches_target(capsys: pytest.CaptureFixture[str], tmp_path:
 def test_turn_spot_reaches_target() -> None:
     spots, meta = load_spots(SPOTS)
     spot = spots["turn"]
-    sol = solve_ranges(spot.state(), list(spot.ranges), spot.sizing, SolverConfig(iterations=400, device="cpu"), target_exploitability=0.003 * spot.pot, check_every=10)
+    sol = solve_ranges(
+        spot.state(),
+        list(spot.ranges),
+        spot.sizing,
+        SolverConfig(iterations=400, device="cpu"),
+        target_exploitability=0.003 * spot.pot,
+        check_every=10,
+    )
     assert sol.history[-1]["exploitability"] <= 0.003 * spot.pot
 
 
 def test_text_output_and_command_line_spot(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["solve", "--board", "AhKd7c2s9h", "--pot", "20", "--stack", "80", "--oop", "AA,KK,72o", "--ip", "QQ+,AK", "--iterations", "60"])
+    code = main(
+        [
+            "solve",
+            "--board",
+            "AhKd7c2s9h",
+            "--pot",
+            "20",
+            "--stack",
+            "80",
+            "--oop",
+            "AA,KK,72o",
+            "--ip",
+            "QQ+,AK",
+            "--iterations",
+            "60",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "exploitability" in text and "% of the pot" in text and "check" in text
@@ -81,8 +104,26 @@ def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]
 def test_spot_facing_a_bet_and_iterations_only(capsys: pytest.CaptureFixture[str]) -> None:
     """--line replays this round's actions (OOP bets the pot: raise to 15 from 5 each), so the
     in-position player is to act facing the bet; --target 0 runs exactly --iterations."""
-    args = ["solve", "--board", "QsJh2h8d3c", "--pot", "10", "--stack", "95", "--oop", "AA,KK,QQ,AK,JTs",
-            "--ip", "QQ,JJ,TT,AQ,KQ", "--line", "r15", "--target", "0", "--iterations", "120", "--json"]
+    args = [
+        "solve",
+        "--board",
+        "QsJh2h8d3c",
+        "--pot",
+        "10",
+        "--stack",
+        "95",
+        "--oop",
+        "AA,KK,QQ,AK,JTs",
+        "--ip",
+        "QQ,JJ,TT,AQ,KQ",
+        "--line",
+        "r15",
+        "--target",
+        "0",
+        "--iterations",
+        "120",
+        "--json",
+    ]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["player"] == "ip" and out["iterations"] == 120

@@ -95,8 +95,7 @@ def _brute_force_best_response(sol, player: int) -> float:
             return max(value(child, own, opp) for child in kids[row])
         m = dec[row]
         return sum(
-            value(child, own, {c: w * strat[m, a, space.index([c])] for c, w in opp.items()})
-            for a, child in enumerate(kids[row])
+            value(child, own, {c: w * strat[m, a, space.index([c])] for c, w in opp.items()}) for a, child in enumerate(kids[row])
         )
 
     return sum(value(0, own, {c: 1 / 30 for c in deck if c != own}) for own in deck)
@@ -104,7 +103,9 @@ def _brute_force_best_response(sol, player: int) -> float:
 
 def test_vectorized_best_response_matches_enumeration(leduc_limit: Game) -> None:
     space = HandSpace(leduc_limit)
-    sol = solve_ranges(HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=40, device="cpu", dtype="float64"))
+    sol = solve_ranges(
+        HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=40, device="cpu", dtype="float64")
+    )
     e = sol.exploitability()
     assert e["br0"] == pytest.approx(_brute_force_best_response(sol, 0), abs=1e-9)
     assert e["br1"] == pytest.approx(_brute_force_best_response(sol, 1), abs=1e-9)
@@ -129,7 +130,9 @@ class LaterState:
 
 def later_state(game: Game, iterations: int) -> LaterState:
     space = HandSpace(game)
-    full = solve_ranges(HandState.initial(game), [uniform(space)] * 2, FCPA, SolverConfig(iterations=iterations, device="cpu", dtype="float64"))
+    full = solve_ranges(
+        HandState.initial(game), [uniform(space)] * 2, FCPA, SolverConfig(iterations=iterations, device="cpu", dtype="float64")
+    )
     la, solver = full.lookahead, full.solver
     sigma, reach = full.result.average_strategy, full.result.root_reach
     board = cards_from_str("Ks")
@@ -173,9 +176,13 @@ def test_leaf_values_from_a_callable_match_the_full_tree(leduc_limit: Game) -> N
     space = HandSpace(leduc_limit)
     hands = np.arange(space.size)
     no_bets = BetSizing(bets=((1.0,),), max_raises=0)
-    full = compile_lookahead(build_tree(HandState.initial(leduc_limit), [FCPA, no_bets]), space, hands, torch.device("cpu"), torch.float64)
+    full = compile_lookahead(
+        build_tree(HandState.initial(leduc_limit), [FCPA, no_bets]), space, hands, torch.device("cpu"), torch.float64
+    )
     assert all(n.state.round == 0 or n.kind is not NodeKind.DECISION or len(n.actions) == 1 for n in full.nodes)
-    cut = compile_lookahead(build_tree(HandState.initial(leduc_limit), FCPA, last_round=0), space, hands, torch.device("cpu"), torch.float64)
+    cut = compile_lookahead(
+        build_tree(HandState.initial(leduc_limit), FCPA, last_round=0), space, hands, torch.device("cpu"), torch.float64
+    )
     assert len(cut.leaves.rows) > 0
     from agent.leaves.checkdown import checkdown_leaf_values
 

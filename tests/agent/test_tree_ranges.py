@@ -16,7 +16,18 @@ from protocol.state import CALL, FOLD, ActionKind, HandState, raise_to
 
 @pytest.mark.parametrize(
     ("text", "combos"),
-    [("AA", 6), ("AKs", 4), ("AKo", 12), ("AK", 16), ("AhKh", 1), ("TT+", 30), ("ATs+", 16), ("22-55", 24), ("A2s-A5s", 16), ("random", 1326)],
+    [
+        ("AA", 6),
+        ("AKs", 4),
+        ("AKo", 12),
+        ("AK", 16),
+        ("AhKh", 1),
+        ("TT+", 30),
+        ("ATs+", 16),
+        ("22-55", 24),
+        ("A2s-A5s", 16),
+        ("random", 1326),
+    ],
 )
 def test_range_items(text: str, combos: int) -> None:
     assert int((parse_range(text) > 0).sum()) == combos
@@ -30,7 +41,16 @@ def test_range_weights_and_overrides() -> None:
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
-    [("", "empty range"), ("AA,,KK", "empty item"), ("AX", "not a hand class"), ("AAs", "pair cannot be suited"), ("AK:2", "in [0, 1]"), ("AK:x", "not a number"), ("AhAh", "same card twice"), ("A2s-K5s", "first rank fixed")],
+    [
+        ("", "empty range"),
+        ("AA,,KK", "empty item"),
+        ("AX", "not a hand class"),
+        ("AAs", "pair cannot be suited"),
+        ("AK:2", "in [0, 1]"),
+        ("AK:x", "not a number"),
+        ("AhAh", "same card twice"),
+        ("A2s-K5s", "first rank fixed"),
+    ],
 )
 def test_bad_ranges(text: str, fragment: str) -> None:
     with pytest.raises(RangeError, match=re.escape(fragment)):

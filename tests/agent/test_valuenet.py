@@ -53,15 +53,25 @@ def test_batched_values_are_zero_sum_and_match_a_hand_computed_case(leduc_limit:
     for _ in range(6):
         sit = draw_situation(space, 1, rng)
         r = sit.ranges * space.valid(sit.board)
-        spots.append(BatchSpot(HandState.at_round_start(leduc_limit, 1, (sit.pot // 2, sit.pot // 2), sit.board), r / r.sum(1, keepdims=True)))
+        spots.append(
+            BatchSpot(
+                HandState.at_round_start(leduc_limit, 1, (sit.pot // 2, sit.pot // 2), sit.board), r / r.sum(1, keepdims=True)
+            )
+        )
     out = solve_batch(space, spots, FCPA, SolverConfig().variant(), 300)
     ranges = np.stack([s.ranges for s in spots])
     np.testing.assert_allclose((out * ranges).sum(axis=(1, 2)), 0.0, atol=1e-9)
     # Player 0 holds only the pair (the nuts), player 1 only a card that cannot win: player 1
     # never puts more chips in, so the pair wins exactly the chips in already (contribution x1).
     board = (int(space.cards[0][0]),)
-    pair = next(i for i in range(space.size) if int(space.cards[i][0]) >> 2 == board[0] >> 2 and int(space.cards[i][0]) != board[0])
-    loser = next(i for i in range(space.size) if space.strengths(board)[i] >= 0 and i != pair and space.strengths(board)[i] < space.strengths(board)[pair])
+    pair = next(
+        i for i in range(space.size) if int(space.cards[i][0]) >> 2 == board[0] >> 2 and int(space.cards[i][0]) != board[0]
+    )
+    loser = next(
+        i
+        for i in range(space.size)
+        if space.strengths(board)[i] >= 0 and i != pair and space.strengths(board)[i] < space.strengths(board)[pair]
+    )
     r = np.zeros((2, space.size))
     r[0, pair] = r[1, loser] = 1.0
     spot = BatchSpot(HandState.at_round_start(leduc_limit, 1, (5, 5), board), r)
@@ -96,8 +106,25 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
     with pytest.raises(DataFolderError, match=r"iterations 20 -> 30"):
         generate(GenerateSpec(**{**spec.__dict__, "situations": 8, "iterations": 30}), out, progress=False)
     assert (out / "generate.json").read_text() == before and not shard_path(out, 1).exists()
-    code = main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "4", "--seed", "4",
-                 "--iterations", "20", "--out", str(out)])
+    code = main(
+        [
+            "generate",
+            "--game",
+            "leduc",
+            "--round",
+            "1",
+            "--situations",
+            "8",
+            "--shard-size",
+            "4",
+            "--seed",
+            "4",
+            "--iterations",
+            "20",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 2 and "seed 3 -> 4" in capsys.readouterr().err and not shard_path(out, 1).exists()
     generate(GenerateSpec(**{**spec.__dict__, "situations": 8}), out, progress=False, command="second")
     record = json.loads((out / "generate.json").read_text())
@@ -109,8 +136,9 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
         generate(GenerateSpec(**{**spec.__dict__, "shard_size": 2}), out, progress=False)
 
 
-def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values(tmp_path: Path,
-                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Records written before the DCFR parameters were recorded hold data solved with DCFR's
     published (1.5, 0, 2): they refuse the generation default and resume with those."""
     from agent.cli.main import main
@@ -126,8 +154,30 @@ def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values
     with pytest.raises(DataFolderError, match=r"dcfr_beta 0.0 -> '-inf'; dcfr_gamma 2.0 -> 4.0"):
         generate(GenerateSpec(game="leduc", round=1, situations=8, shard_size=4, seed=3, iterations=5), out, progress=False)
     assert not shard_path(out, 1).exists()
-    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "4", "--seed", "3",
-                 "--iterations", "5", "--dcfr", "1.5,0,2", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "leduc",
+                "--round",
+                "1",
+                "--situations",
+                "8",
+                "--shard-size",
+                "4",
+                "--seed",
+                "3",
+                "--iterations",
+                "5",
+                "--dcfr",
+                "1.5,0,2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert shard_path(out, 1).exists()
     assert shard_path(out, 1).exists()
     fresh = tmp_path / "fresh"
@@ -144,7 +194,12 @@ def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values
     for bad in ("1.5,0", "a,b,c", "1.5,inf,2", "-1,0,2", "1.5,0,nan"):
         with pytest.raises(ValueError):
             parse_dcfr(bad)
-    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--dcfr", "1.5,0", "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            ["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--dcfr", "1.5,0", "--out", str(tmp_path / "x")]
+        )
+        == 2
+    )
     assert "--dcfr: DCFR parameters must be ALPHA,BETA,GAMMA" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
@@ -165,8 +220,16 @@ def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game
     data, out = tmp_path / "data", tmp_path / "models"
     generate(GenerateSpec(game="leduc", round=1, situations=64, shard_size=32, seed=1, iterations=60), data, progress=False)
     space = HandSpace(leduc)
-    stats = train(data, out, buckets=space.size, extra=len(space.deck), spec=TrainSpec(epochs=6, batch_size=16, hidden=32, layers=2, lr_drop_epoch=4),
-                  model_name="tiny", progress=False, canonical_space=space)
+    stats = train(
+        data,
+        out,
+        buckets=space.size,
+        extra=len(space.deck),
+        spec=TrainSpec(epochs=6, batch_size=16, hidden=32, layers=2, lr_drop_epoch=4),
+        model_name="tiny",
+        progress=False,
+        canonical_space=space,
+    )
     history = __import__("json").loads((out / "tiny.history.json").read_text())
     assert history[-1]["train"] < history[0]["train"]
     assert (out / "tiny.loss.png").stat().st_size > 0
@@ -176,14 +239,23 @@ def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game
     assert entry["data"]["spec"]["situations"] == 64 and entry["data"]["command"]
     leaf = HandNetLeafValues(net, space, canonical=True)
     uniform = np.ones(space.size) / space.size
-    sol = solve_ranges(HandState.initial(leduc), [uniform, uniform], FCPA, SolverConfig(iterations=30, device="cpu", dtype="float64"),
-                       space=space, last_round=0, leaf_values=leaf)
+    sol = solve_ranges(
+        HandState.initial(leduc),
+        [uniform, uniform],
+        FCPA,
+        SolverConfig(iterations=30, device="cpu", dtype="float64"),
+        space=space,
+        last_round=0,
+        leaf_values=leaf,
+    )
     strategy = sol.root_strategy()
     assert np.all(np.isfinite(strategy))
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-9)
 
 
-def test_training_resumes_its_own_run_and_restarts_on_other_data(tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]) -> None:
+def test_training_resumes_its_own_run_and_restarts_on_other_data(
+    tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The checkpoint is picked up by the same command on the same data only: retraining on
     more data with the same command (the way the shipped networks are improved) starts afresh."""
     import json
@@ -204,7 +276,10 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(tmp_path: Path,
     again = run()
     assert "training from the start" in capsys.readouterr().err
     assert len(again) == 3 and again[0]["train"] != first[0]["train"]
-    assert load_value_net(out / "tiny.pt")[1]["training_situations"] + load_value_net(out / "tiny.pt")[1]["validation_situations"] == 32
+    assert (
+        load_value_net(out / "tiny.pt")[1]["training_situations"] + load_value_net(out / "tiny.pt")[1]["validation_situations"]
+        == 32
+    )
 
 
 def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations(
@@ -235,7 +310,9 @@ def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations
     with pytest.raises(ValueError, match="generated with seed 1, as .*a was"):
         train([a, same], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="leak", progress=False)
     assert not (out / "leak.pt").exists()
-    assert main(["train", "--game", "leduc", "--data", str(a), str(same), "--out", str(out), "--name", "leak", "--epochs", "1"]) == 2
+    assert (
+        main(["train", "--game", "leduc", "--data", str(a), str(same), "--out", str(out), "--name", "leak", "--epochs", "1"]) == 2
+    )
     assert "another --seed" in capsys.readouterr().err
     # ... and row by row where a folder has no record
     (same / "generate.json").unlink()
@@ -243,7 +320,9 @@ def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations
         train([a, same], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="leak", progress=False)
     assert not (out / "leak.pt").exists()
     with pytest.raises(ValueError, match="given twice"):
-        train([a, tmp_path / "." / "a"], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="x", progress=False)
+        train(
+            [a, tmp_path / "." / "a"], out, buckets=space.size, extra=len(space.deck), spec=tspec, model_name="x", progress=False
+        )
     limit = tmp_path / "limit"  # rows as wide as no-limit Leduc's, values of another game
     generate(GenerateSpec(game="leduc-limit", round=1, situations=8, shard_size=8, seed=3, iterations=20), limit, progress=False)
     with pytest.raises(ValueError, match="not data of the same network as .*game 'leduc' there, 'leduc-limit' here"):
@@ -272,7 +351,10 @@ def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]
     draw (both-all-in ones too) timed."""
     from agent.cli.main import main
 
-    assert main(["bench", "generate", "--street", "turn", "--turn-situations", "2", "--turn-iterations", "2", "--processes", "2"]) == 0
+    assert (
+        main(["bench", "generate", "--street", "turn", "--turn-situations", "2", "--turn-iterations", "2", "--processes", "2"])
+        == 0
+    )
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["bench"] == "generate.turn" and row["impl"] == "ours" and row["processes"] == 2 and row["threads"] == 1
     assert row["situations"] + row["allin_draws"] == 4 and len(row["rate_per_process"]) == 2
@@ -281,8 +363,23 @@ def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]
     assert main(["bench", "generate", "--street", "turn", "--processes", "0"]) == 2
     capsys.readouterr()
     # DCFR rows name their parameters as text (strict JSON: no -Infinity)
-    assert main(["bench", "generate", "--street", "turn", "--turn-situations", "1", "--turn-iterations", "2",
-                 "--turn-algorithm", "dcfr"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "generate",
+                "--street",
+                "turn",
+                "--turn-situations",
+                "1",
+                "--turn-iterations",
+                "2",
+                "--turn-algorithm",
+                "dcfr",
+            ]
+        )
+        == 0
+    )
     line = capsys.readouterr().out.splitlines()[-1]
     assert json.loads(line, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))["dcfr"] == "1.5,-inf,4"
     assert main(["bench", "generate", "--street", "turn", "--dcfr", "1,2"]) == 2
@@ -299,10 +396,52 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     from agent.nets.buckets import BucketTable
 
     data, out = tmp_path / "turn", tmp_path / "models"
-    assert main(["generate", "--game", "hunl", "--street", "turn", "--situations", "4", "--shard-size", "2", "--iterations", "8",
-                 "--out", str(data)]) == 0
-    assert main(["train", "--game", "hunl", "--street", "turn", "--data", str(data), "--out", str(out), "--name", "turn",
-                 "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "2"]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "turn",
+                "--situations",
+                "4",
+                "--shard-size",
+                "2",
+                "--iterations",
+                "8",
+                "--out",
+                str(data),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "train",
+                "--game",
+                "hunl",
+                "--street",
+                "turn",
+                "--data",
+                str(data),
+                "--out",
+                str(out),
+                "--name",
+                "turn",
+                "--epochs",
+                "2",
+                "--hidden",
+                "16",
+                "--layers",
+                "2",
+                "--batch-size",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "best validation loss" in capsys.readouterr().out
     net, entry = load_value_net(out / "turn.pt")
     assert entry["street"] == "turn" and entry["net"]["buckets"] == 1000 and entry["data"]["spec"]["round"] == 2
@@ -316,36 +455,161 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     ranges = [r / r.sum() for r in ranges]
     from agent.solver.tree import DEEPSTACK_SIZING
 
-    sol = solve_ranges(state, ranges, DEEPSTACK_SIZING["flop"], SolverConfig(iterations=4, device="cpu"), space=space,
-                       last_round=1, leaf_values=leaf)
+    sol = solve_ranges(
+        state,
+        ranges,
+        DEEPSTACK_SIZING["flop"],
+        SolverConfig(iterations=4, device="cpu"),
+        space=space,
+        last_round=1,
+        leaf_values=leaf,
+    )
     strategy = sol.root_strategy()[:, space.valid(board)]
     assert np.all(np.isfinite(strategy))
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-5)
 
     # generate.flop: flop situations timed with this turn network at the leaves
     capsys.readouterr()
-    assert main(["bench", "generate", "--street", "flop", "--turn-net", str(out / "turn.pt"), "--flop-situations", "1",
-                 "--turn-iterations", "2"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "generate",
+                "--street",
+                "flop",
+                "--turn-net",
+                str(out / "turn.pt"),
+                "--flop-situations",
+                "1",
+                "--turn-iterations",
+                "2",
+            ]
+        )
+        == 0
+    )
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["bench"] == "generate.flop" and row["unit"] == "situations/s" and row["impl"] == "ours"
     assert row["net"]["hidden"] == 16 and row["iterations"] == 2 and row["situations"] + row["allin_draws"] == 1
     # the flop network from flop situations solved with this turn network at the leaves ...
     flop_data = tmp_path / "flop"
-    assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", str(out / "turn.pt"), "--situations", "2",
-                 "--shard-size", "1", "--iterations", "4", "--out", str(flop_data)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "flop",
+                "--turn-net",
+                str(out / "turn.pt"),
+                "--situations",
+                "2",
+                "--shard-size",
+                "1",
+                "--iterations",
+                "4",
+                "--out",
+                str(flop_data),
+            ]
+        )
+        == 0
+    )
     with np.load(flop_data / "shard-00000.npz") as shard:
         assert (shard["boards"][0] >= 0).sum() == 3 and np.all(np.isfinite(shard["values"]))
-    assert main(["train", "--game", "hunl", "--street", "flop", "--data", str(flop_data), "--out", str(out), "--name", "flop",
-                 "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "1"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--game",
+                "hunl",
+                "--street",
+                "flop",
+                "--data",
+                str(flop_data),
+                "--out",
+                str(out),
+                "--name",
+                "flop",
+                "--epochs",
+                "2",
+                "--hidden",
+                "16",
+                "--layers",
+                "2",
+                "--batch-size",
+                "1",
+            ]
+        )
+        == 0
+    )
     # ... and the auxiliary network from the flop network averaged over (a sample of) the flops
     aux_data = tmp_path / "aux"
-    assert main(["generate", "--game", "hunl", "--street", "preflop-aux", "--flop-net", str(out / "flop.pt"), "--aux-flops", "6",
-                 "--situations", "2", "--shard-size", "2", "--out", str(aux_data)]) == 0
-    assert main(["train", "--game", "hunl", "--street", "preflop-aux", "--data", str(aux_data), "--out", str(out), "--name", "aux",
-                 "--epochs", "2", "--hidden", "16", "--layers", "2", "--batch-size", "1"]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "preflop-aux",
+                "--flop-net",
+                str(out / "flop.pt"),
+                "--aux-flops",
+                "6",
+                "--situations",
+                "2",
+                "--shard-size",
+                "2",
+                "--out",
+                str(aux_data),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "train",
+                "--game",
+                "hunl",
+                "--street",
+                "preflop-aux",
+                "--data",
+                str(aux_data),
+                "--out",
+                str(out),
+                "--name",
+                "aux",
+                "--epochs",
+                "2",
+                "--hidden",
+                "16",
+                "--layers",
+                "2",
+                "--batch-size",
+                "1",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert main(["bench", "generate", "--street", "preflop-aux", "--flop-net", str(out / "flop.pt"), "--aux-situations", "1",
-                 "--aux-flops", "6"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "generate",
+                "--street",
+                "preflop-aux",
+                "--flop-net",
+                str(out / "flop.pt"),
+                "--aux-situations",
+                "1",
+                "--aux-flops",
+                "6",
+            ]
+        )
+        == 0
+    )
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["bench"] == "generate.preflop-aux" and row["unit"] == "situations/s" and row["value"] > 0
     assert row["situations"] == 1 and row["flops"] == 6 and row["canonical_flops"] == 1755 and row["net"]["hidden"] == 16
@@ -357,13 +621,36 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     assert load_value_net(out / "flop.pt")[1]["data"]["next_net_sha256"] == sha256_of(out / "turn.pt")
     # a pre-flop re-solve with the auxiliary network at its leaves
     uniform = np.full(space.size, 1.0 / space.size)
-    sol = solve_ranges(HandState.initial(hunl), [uniform, uniform], DEEPSTACK_SIZING["preflop"], SolverConfig(iterations=2, device="cpu"),
-                       space=space, last_round=0, leaf_values=BucketNetLeafValues(aux, hunl, None))
+    sol = solve_ranges(
+        HandState.initial(hunl),
+        [uniform, uniform],
+        DEEPSTACK_SIZING["preflop"],
+        SolverConfig(iterations=2, device="cpu"),
+        space=space,
+        last_round=0,
+        leaf_values=BucketNetLeafValues(aux, hunl, None),
+    )
     assert np.all(np.isfinite(sol.root_strategy()))
     # a network for the wrong street is refused before any solving
     capsys.readouterr()
-    assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", str(out / "flop.pt"), "--situations", "1",
-                 "--out", str(tmp_path / "bad")]) == 2
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "flop",
+                "--turn-net",
+                str(out / "flop.pt"),
+                "--situations",
+                "1",
+                "--out",
+                str(tmp_path / "bad"),
+            ]
+        )
+        == 2
+    )
     assert "needs the turn network" in capsys.readouterr().err
 
 
@@ -371,23 +658,89 @@ def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     from agent.cli.main import main
 
     missing = str(tmp_path / "no-such-turn.pt")
-    assert main(["generate", "--game", "hunl", "--street", "flop", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert (
+        main(
+            ["generate", "--game", "hunl", "--street", "flop", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]
+        )
+        == 2
+    )
     assert "model file is missing" in capsys.readouterr().err
-    assert main(["generate", "--game", "hunl", "--street", "turn", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert (
+        main(
+            ["generate", "--game", "hunl", "--street", "turn", "--turn-net", missing, "--situations", "1", "--out", str(tmp_path)]
+        )
+        == 2
+    )
     assert "--turn-net is for --street flop" in capsys.readouterr().err
-    assert main(["generate", "--game", "hunl", "--street", "preflop-aux", "--flop-net", missing, "--aux-flops", "0",
-                 "--situations", "1", "--out", str(tmp_path)]) == 2
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "hunl",
+                "--street",
+                "preflop-aux",
+                "--flop-net",
+                missing,
+                "--aux-flops",
+                "0",
+                "--situations",
+                "1",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
     assert main(["generate", "--game", "leduc", "--street", "turn", "--situations", "1", "--out", str(tmp_path)]) == 2
     assert main(["train", "--game", "hunl", "--data", str(tmp_path), "--out", str(tmp_path), "--name", "x"]) == 2
     assert "--street turn" in capsys.readouterr().err
     # an --out that is a file: a message and exit 1, no traceback
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("")
-    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "2", "--shard-size", "2", "--iterations", "2",
-                 "--out", str(not_a_folder)]) == 1
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "leduc",
+                "--round",
+                "1",
+                "--situations",
+                "2",
+                "--shard-size",
+                "2",
+                "--iterations",
+                "2",
+                "--out",
+                str(not_a_folder),
+            ]
+        )
+        == 1
+    )
     assert f"cannot write to {not_a_folder}" in capsys.readouterr().err
     data = tmp_path / "data"
-    assert main(["generate", "--game", "leduc", "--round", "1", "--situations", "8", "--shard-size", "8", "--iterations", "2",
-                 "--out", str(data)]) == 0
-    assert main(["train", "--game", "leduc", "--data", str(data), "--out", str(not_a_folder), "--name", "x", "--epochs", "1"]) == 1
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "leduc",
+                "--round",
+                "1",
+                "--situations",
+                "8",
+                "--shard-size",
+                "8",
+                "--iterations",
+                "2",
+                "--out",
+                str(data),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["train", "--game", "leduc", "--data", str(data), "--out", str(not_a_folder), "--name", "x", "--epochs", "1"]) == 1
+    )
     assert f"cannot write to {not_a_folder}" in capsys.readouterr().err

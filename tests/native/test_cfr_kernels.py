@@ -19,8 +19,9 @@ from protocol.state import HandState
 SIZING = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
 
 
-def _solver(hunl: Game, board: str, native: bool, algorithm: str, seed: int = 0,
-            alternating: bool = False) -> tuple[Solver, torch.Tensor]:
+def _solver(
+    hunl: Game, board: str, native: bool, algorithm: str, seed: int = 0, alternating: bool = False
+) -> tuple[Solver, torch.Tensor]:
     space = HandSpace(hunl)
     cards = cards_from_str(board)
     state = HandState.at_round_start(hunl, len(cards) - 2, (300, 300), cards)
@@ -54,8 +55,9 @@ def test_native_phases_match_torch(hunl: Game, board: str, algorithm: str) -> No
 
 
 @pytest.mark.parametrize(("board", "algorithm"), [("QsJh2h8d3c", "dcfr"), ("QsJh2h8d", "cfr+"), ("QsJh2h8d", "dcfr")])
-def test_interleaved_phases_equal_the_phases_one_after_another(hunl: Game, board: str, algorithm: str,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interleaved_phases_equal_the_phases_one_after_another(
+    hunl: Game, board: str, algorithm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Alternating updates with the C kernels evaluate each depth's terminal rows as soon as the
     forward pass has written the opponent's reach at their parents, and update each depth's
     regrets as soon as the backward pass has its values: bit for bit what the phases give run one
@@ -167,6 +169,12 @@ def test_parents_are_assigned_only_when_every_row_is_written(hunl: Game) -> None
     la = a.la
     assert _parents_assignable(la)
     empty = torch.zeros(0, dtype=torch.long)
-    no_showdowns = SimpleNamespace(num_rows=la.num_rows, fold_rows=la.fold_rows, showdown_rows=empty,
-                                   leaves=la.leaves, transitions=la.transitions, depth_slices=la.depth_slices)
+    no_showdowns = SimpleNamespace(
+        num_rows=la.num_rows,
+        fold_rows=la.fold_rows,
+        showdown_rows=empty,
+        leaves=la.leaves,
+        transitions=la.transitions,
+        depth_slices=la.depth_slices,
+    )
     assert not _parents_assignable(no_showdowns)

@@ -15,8 +15,14 @@ from native.showdown import HandList
 CARDS = holdem_hand_cards()
 
 
-def brute_equity(h: int, board: tuple[int, ...], r: np.ndarray, cards: np.ndarray = CARDS,
-                 deck: tuple[int, ...] = tuple(range(52)), final: int = 5) -> float:
+def brute_equity(
+    h: int,
+    board: tuple[int, ...],
+    r: np.ndarray,
+    cards: np.ndarray = CARDS,
+    deck: tuple[int, ...] = tuple(range(52)),
+    final: int = 5,
+) -> float:
     """Equity of hand ``h``: every opponent hand (weight r) and every runout, one at a time."""
     mine = set(cards[h].tolist())
     if mine & set(board):

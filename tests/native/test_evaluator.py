@@ -178,9 +178,7 @@ def test_order_agrees_with_eval7(eval7_deck: list[Any], k: int, n_hands: int) ->
 
     hands = random_hands(np.random.default_rng(20240 + k), n_hands, k)
     deck, evaluate7 = eval7_deck, eval7.evaluate
-    reference = np.fromiter(
-        (evaluate7([deck[c] for c in row]) for row in hands.tolist()), dtype=np.int64, count=n_hands
-    )
+    reference = np.fromiter((evaluate7([deck[c] for c in row]) for row in hands.tolist()), dtype=np.int64, count=n_hands)
     assert_same_order(reference, ev.evaluate(hands))
 
 

@@ -143,7 +143,7 @@ def test_hand_list_subsets_on_many_boards() -> None:
     rng = np.random.default_rng(3)
     all_cards = holdem_hand_cards()
     checked = 0
-    for i in range(600):  # 2400 boards, 14400 ranges
+    for _ in range(600):  # 2400 boards, 14400 ranges
         subset = np.sort(rng.choice(1326, size=int(rng.integers(2, 300)), replace=False))
         hands = HandList(all_cards[subset])
         boards = [random_board(rng, 5 - (j % 3)) for j in range(4)]
@@ -249,9 +249,7 @@ def test_leduc_chance_average_matches_brute_force() -> None:
     for h, o in combinations(range(6), 2):
         for a, b in ((h, o), (o, h)):
             boards = [c for c in LEDUC_DECK if c not in (LEDUC_DECK[a], LEDUC_DECK[b])]
-            signs = [
-                np.sign(int(evaluate([LEDUC_DECK[a], c])) - int(evaluate([LEDUC_DECK[b], c]))) for c in boards
-            ]
+            signs = [np.sign(int(evaluate([LEDUC_DECK[a], c])) - int(evaluate([LEDUC_DECK[b], c]))) for c in boards]
             want[a] += r[b] * np.mean(signs)
     np.testing.assert_allclose(got, want, atol=1e-6)
 

@@ -47,9 +47,7 @@ def test_torch_backend_matches_c_kernels(device: str, dtype: torch.dtype) -> Non
     np.testing.assert_allclose(
         prepared.showdown(t_reach).cpu().double().numpy(), c.showdown(reach, rows), rtol=0, atol=tolerance(reach)
     )
-    np.testing.assert_allclose(
-        prepared.fold(t_reach).cpu().double().numpy(), c.fold(reach, rows), rtol=0, atol=tolerance(reach)
-    )
+    np.testing.assert_allclose(prepared.fold(t_reach).cpu().double().numpy(), c.fold(reach, rows), rtol=0, atol=tolerance(reach))
     # blocked hands are exactly zero
     blocked = ~c.valid[rows]
     assert (prepared.showdown(t_reach).cpu().numpy()[blocked] == 0).all()

@@ -11,9 +11,9 @@ import io
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from protocol.dealer import Dealer, DealerConfig, DealerResult
 from protocol.gamedef import Game

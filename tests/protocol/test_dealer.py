@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -158,9 +158,7 @@ def test_deal_depends_on_seed_and_hand_only(hunl: Game, leduc: Game) -> None:
 
 def test_swapping_names_gives_a_duplicate_deal(hunl: Game, tmp_path: Path) -> None:
     run_a = run_dealer(hunl, [ScriptedSeat(calls()), ScriptedSeat(calls())], tmp_path / "a", hands=4)
-    run_b = run_dealer(
-        hunl, [ScriptedSeat(calls()), ScriptedSeat(calls())], tmp_path / "b", hands=4, names=("Bob", "Alice")
-    )
+    run_b = run_dealer(hunl, [ScriptedSeat(calls()), ScriptedSeat(calls())], tmp_path / "b", hands=4, names=("Bob", "Alice"))
     strip: Callable[[str], str] = lambda l: l.rsplit(":", 1)[0]
     a = [strip(l) for l in run_a.log.splitlines() if l.startswith("STATE")]
     b = [strip(l) for l in run_b.log.splitlines() if l.startswith("STATE")]
