@@ -65,7 +65,7 @@ class WarmStartConfig:
     """DeepStack's opponent-range warm start at our first action of a round (section 3)."""
 
     #: probability the opponent must enter the re-solve with the estimated range (0 = off)
-    #: 0.5 by measured exploitability (LBR on the same deals; README, "Warm-start weight")
+    #: 0.5 by measured exploitability (LBR on the same deals; docs/results.md, "Warm-start weight")
     weight: float = 0.5
     #: "aggressive": forced entry when no bet is faced (a bet faced always uses "conservative");
     #: "conservative": the gadget deals (1 - weight) uniform + weight estimate (keeps the guarantee)

@@ -7,14 +7,14 @@ networks, or our check-down values. Check-down values misstate them badly: on tu
 are 0.1-0.3 of the pot away per hand (range-weighted) from the values of the turn solved to
 the end, because the betting still to come moves value between the hands. With them the
 gadget constrains the wrong hands, and the re-solve then folds too often after its own check
-(on one turn draw 62% to a pot bet where the game's equilibrium folds 50%; README, "Measured").
+(on one turn draw 62% to a pot bet where the game's equilibrium folds 50%; docs/results.md, "Street-start values").
 
 :class:`SolvedChanceValues` gets them instead the way a perfect next-street network would:
 it solves the new street from its start with both ranges at the leaf (no gadget: both are
 known there), with the settings the bot re-solves that street with, and reads both players'
 values at the root. That is one solve per street reached, the size of one re-solve; it runs
 before the decision's re-solve and is not cut by the decision's clock (its iterations are the
-street's). Not shipped: LBR won more against it (README, "Street-start values").
+street's). Not shipped: LBR won more against it (docs/results.md, "Street-start values").
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class GenerateSpec:
 #: every iteration (beta = -inf) and the average weighted by t^4. On 34 turn draws (fold, call,
 #: pot, all-in; 1326 hands) 450 such iterations leave the average strategy a little less
 #: exploitable than 1000 CFR+ iterations; DCFR's published (1.5, 0, 2) falls just short of that
-#: at 500 (README, "Measured": HUNL turn training situations)
+#: at 500 (docs/training.md: HUNL turn training situations)
 GENERATE_DCFR = (GenerateSpec.dcfr_alpha, GenerateSpec.dcfr_beta, GenerateSpec.dcfr_gamma)
 #: what data recorded before the DCFR fields existed was solved with (DCFR's published choice)
 LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0}
