@@ -55,6 +55,18 @@ class ClientSummary:
     think_seconds: float = 0.0
     bad_lines: int = 0
     fallback_actions: int = 0
+    #: how the match ended: ``complete`` (the dealer closed after a finished hand), ``lost`` (the
+    #: connection ended or broke in the middle of a hand), ``silent`` (no line within the read timeout)
+    ended: str = "complete"
+    #: the last state the dealer sent: its hand number, and whether that hand was still being played
+    last_hand: int | None = None
+    last_betting: str = ""
+    in_hand: bool = False
+    error: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.ended == "complete"
 
     @property
     def mean_think_ms(self) -> float:
@@ -111,28 +123,61 @@ def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
     return fallback, True
 
 
-def play(game: Game, bot: Bot, host: str, port: int, connect_timeout: float = 30.0) -> ClientSummary:
-    """Play a whole match on ``host:port``; returns when the dealer closes the connection."""
+def play(
+    game: Game, bot: Bot, host: str, port: int, connect_timeout: float = 30.0, read_timeout: float | None = None
+) -> ClientSummary:
+    """Play a whole match on ``host:port``; returns when the dealer closes the connection.
+
+    The ACPC dealer ends a match by closing the connection after the last hand, and says nothing
+    else, so the summary tells a finished match from a lost one by the last state it sent: a
+    close (or a reset) after a finished hand is the match's end; one in the middle of a hand, or
+    silence longer than ``read_timeout`` seconds (None: wait as long as the dealer takes, as the
+    ACPC dealer may wait for the opponent), is not (``summary.ended``).
+    """
     sock = connect(host, port, connect_timeout)
+    sock.settimeout(read_timeout)
     summary = ClientSummary()
     buffer = LineBuffer()
     bot.start_match(game)
     try:
         sock.sendall(VERSION_LINE)
         while True:
-            data = sock.recv(65536)
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                summary.ended, summary.error = "silent", f"no line from the dealer for {read_timeout:g} s"
+                break
+            except OSError as exc:  # reset by the peer, ...
+                summary.ended, summary.error = ("lost" if summary.in_hand else "complete"), str(exc)
+                break
             if not data:
+                summary.ended = "lost" if summary.in_hand else "complete"
                 break
             received = time.perf_counter()
             for line in buffer.feed(data):
                 reply = _handle_line(line, game, bot, summary)
                 if reply is not None:
-                    sock.sendall(reply.encode("ascii") + b"\r\n")
+                    try:
+                        sock.sendall(reply.encode("ascii") + b"\r\n")
+                    except OSError as exc:
+                        summary.ended, summary.error = "lost", f"sending our action failed: {exc}"
+                        return summary
                     summary.think_seconds += time.perf_counter() - received
                     received = time.perf_counter()
     finally:
         sock.close()
         bot.end_match()
+    if summary.ended == "lost" and not summary.error:
+        summary.error = "the dealer closed the connection"
+    if summary.ended != "complete":
+        log.error(
+            "match_not_finished",
+            ended=summary.ended,
+            hand=summary.last_hand,
+            betting=summary.last_betting,
+            reason=summary.error,
+            hands=summary.hands,
+        )
     if buffer.pending:
         log.warning("unterminated_line_at_eof", data=buffer.pending[:200].decode("ascii", "replace"))
     return summary
@@ -153,6 +198,7 @@ def _handle_line(line: str, game: Game, bot: Bot, summary: ClientSummary) -> str
     except Exception:
         log.exception("bot_observe_error", hand=view.hand_id, line=line)
     state = view.state
+    summary.last_hand, summary.last_betting, summary.in_hand = view.hand_id, state.betting_string(), not state.finished
     if state.finished:
         summary.hands += 1
         try:

@@ -36,6 +36,15 @@ class LoggingConfig:
 class ClientConfig:
     #: how long ``deepstack play`` keeps retrying to reach the dealer
     connect_timeout_s: float = 30.0
+    #: give up (exit 4) when the dealer sends nothing for this long; null: wait as long as it takes
+    #: (the ACPC dealer may wait minutes for a slow opponent)
+    read_timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.connect_timeout_s > 0:
+            raise ConfigError(f"client.connect_timeout_s: {self.connect_timeout_s} is not positive")
+        if self.read_timeout_s is not None and not self.read_timeout_s > 0:
+            raise ConfigError(f"client.read_timeout_s: {self.read_timeout_s} is not positive (null waits forever)")
 
 
 @dataclass(frozen=True)

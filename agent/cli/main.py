@@ -52,11 +52,29 @@ def _load_game_or_exit(text: str) -> Game:
 
 
 # ---------------------------------------------------------------------- play
+PLAY_EXIT_CODES = """exit codes:
+  0  the match ended: the dealer closed the connection after a finished hand
+  1  the dealer could not be reached (nothing listening within client.connect_timeout_s)
+  2  bad arguments, config, game file or model file
+  3  the connection was lost in the middle of a hand (the dealer died or closed it)
+  4  the dealer sent nothing for client.read_timeout_s seconds (off unless set)
+In 3 and 4 the summary line is printed, the error names the hand and its betting, and the logs
+are kept as written up to then.
+
+example:
+  deepstack play --host 127.0.0.1 --port 18791 --game hunl --log-json decisions.jsonl"""
+
+#: exit status of ``deepstack play`` by how the match ended
+PLAY_EXIT = {"complete": 0, "lost": 3, "silent": 4}
+
+
 def _add_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play",
         help="play a match against an ACPC dealer",
         description="Connect to an ACPC dealer and play until it closes the connection.",
+        epilog=PLAY_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--game", default="hunl", help=GAME_HELP + " (default hunl)")
     p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays (default deepstack)")
@@ -87,7 +105,14 @@ def _run_play(args: argparse.Namespace) -> int:
         return 2
 
     try:
-        summary = play(game, bot, args.host, args.port, connect_timeout=config.client.connect_timeout_s)
+        summary = play(
+            game,
+            bot,
+            args.host,
+            args.port,
+            connect_timeout=config.client.connect_timeout_s,
+            read_timeout=config.client.read_timeout_s,
+        )
     except ConnectionError as exc:
         print(f"deepstack play: error: {exc}", file=sys.stderr)
         return 1
@@ -95,7 +120,10 @@ def _run_play(args: argparse.Namespace) -> int:
         print(f"deepstack play: error: connection to {args.host}:{args.port} failed: {exc}", file=sys.stderr)
         return 1
     print(summary.line(), flush=True)
-    return 0
+    if not summary.complete:
+        where = f"in hand {summary.last_hand} at betting '{summary.last_betting}'" if summary.last_hand is not None else ""
+        print(f"deepstack play: error: the match did not finish ({summary.ended}) {where}: {summary.error}", file=sys.stderr)
+    return PLAY_EXIT[summary.ended]
 
 
 # ---------------------------------------------------------------------- match

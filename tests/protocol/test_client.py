@@ -56,6 +56,8 @@ class Peer:
     replies: list[str] = field(default_factory=list)
     version: bytes = b""
     delay_start_s: float = 0.0
+    #: after the script, keep the connection open and silent this long before closing it
+    silent_s: float = 0.0
 
     def __post_init__(self) -> None:
         self.sock = socket.socket()
@@ -76,14 +78,15 @@ class Peer:
                 conn.sendall(bytes([byte]))
             if expect is not None:
                 self.replies.append(reader.readline().decode().rstrip("\r\n"))
+        time.sleep(self.silent_s)
         conn.close()
         self.sock.close()
 
 
-def run_peer(peer: Peer, bot, game: Game):
+def run_peer(peer: Peer, bot, game: Game, read_timeout: float | None = None):
     t = threading.Thread(target=peer.serve, daemon=True)
     t.start()
-    summary = play(game, bot, "127.0.0.1", peer.port, connect_timeout=10)
+    summary = play(game, bot, "127.0.0.1", peer.port, connect_timeout=10, read_timeout=read_timeout)
     t.join(5)
     return summary
 
@@ -96,6 +99,46 @@ def test_client_plays_byte_by_byte_stream(hunl: Game) -> None:
     assert summary.hands == 2 and summary.decisions == 7
     assert summary.chips_won == 100 - 20000  # won the checked-down hand, lost the all-in
     assert summary.bad_lines == 0 and summary.fallback_actions == 0
+    assert summary.ended == "complete" and summary.complete and not summary.in_hand
+
+
+def test_a_close_in_the_middle_of_a_hand_is_a_lost_match_not_a_finished_one(hunl: Game) -> None:
+    """The ACPC dealer ends a match by closing after a finished hand; closing while a hand is
+    being played (the dealer killed while we think, or while we wait) is a lost connection."""
+    for cut, betting in ((3, "cc/"), (4, "cc/c")):  # just after our action / while the opponent acts
+        summary = run_peer(Peer(HAND[:cut]), CallBot(), hunl)
+        assert summary.ended == "lost" and not summary.complete
+        assert summary.last_hand == 2 and summary.last_betting == betting and summary.in_hand
+        assert summary.error == "the dealer closed the connection"
+    summary = run_peer(Peer(HAND[:9]), CallBot(), hunl)  # after hand 2 ended: a match of one hand
+    assert summary.ended == "complete" and summary.hands == 1
+
+
+def test_a_silent_dealer_ends_the_match_only_with_a_read_timeout(hunl: Game) -> None:
+    # the peer closes after 3 s: a client still waiting then would call it "lost", not "silent"
+    summary = run_peer(Peer(HAND[:2], silent_s=3.0), CallBot(), hunl, read_timeout=0.5)
+    assert summary.ended == "silent" and "0.5 s" in summary.error
+    summary = run_peer(Peer(HAND[:2], silent_s=0.8), CallBot(), hunl)  # no timeout: waits it out
+    assert summary.ended == "lost" and summary.decisions == 1
+
+
+@pytest.mark.parametrize(("cut", "code"), [(9, 0), (3, 3)])
+def test_play_exit_code_tells_a_finished_match_from_a_lost_one(
+    hunl: Game, cut: int, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.main import main
+
+    peer = Peer(HAND[:cut])
+    t = threading.Thread(target=peer.serve, daemon=True)
+    t.start()
+    assert main(["play", "--bot", "call", "--port", str(peer.port)]) == code
+    t.join(5)
+    out, err = capsys.readouterr()
+    assert "hands=" in out
+    if code:
+        assert "the match did not finish (lost) in hand 2 at betting 'cc/'" in err
+    else:
+        assert "error" not in err
 
 
 def test_client_skips_comments_and_bad_lines(hunl: Game) -> None:
