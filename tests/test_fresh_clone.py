@@ -40,6 +40,6 @@ def test_fresh_clone_passes_the_readme_test_command(tmp_path: Path) -> None:
         text=True,
         timeout=3600,
     )
-    tail = (run.stdout + run.stderr)[-4000:]
+    tail = run.stdout[-6000:] + "\n--- stderr ---\n" + run.stderr[-2000:]
     assert run.returncode == 0, tail
-    assert re.search(r"\d+ passed", tail), tail
+    assert re.search(r"\d+ passed", run.stdout[-2000:]), tail
