@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,3 +38,12 @@ def leduc() -> Game:
 @pytest.fixture(scope="session")
 def leduc_limit() -> Game:
     return load_game("leduc-limit")
+
+
+def run_venv_tool(name: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run a console script of the test environment (``lint-imports``, ``ruff``) in the repository
+    root; fail with how to install it when it is missing."""
+    exe = Path(sys.executable).with_name(name)
+    if not exe.exists():
+        pytest.fail(f"{exe} not found: install the test extra (pip install -e '.[test]')")
+    return subprocess.run([str(exe), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)

@@ -6,18 +6,9 @@ other in a cycle. An upward import or a cycle fails this test with lint-imports'
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import run_venv_tool
 
 
 def test_imports_follow_the_layers() -> None:
-    exe = Path(sys.executable).with_name("lint-imports")
-    if not exe.exists():
-        pytest.fail(f"{exe} not found: install the test extra (pip install -e '.[test]')")
-    result = subprocess.run([str(exe), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = run_venv_tool("lint-imports", "--no-cache")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -148,9 +148,9 @@ def make_case(name: str, iterations: int | None = None) -> Case:
 def net_max_diff(path: str, devices: tuple[str, str], batch: int = 512, seed: int = 0) -> float:
     """The largest difference between a network's outputs on two devices for the same random
     inputs (ranges that sum to one, a pot feature in range): the network's own part of a gap."""
-    nets = [load_value_net(path, device=d)[0] for d in devices]
-    _, entry = load_value_net(path)
-    spec = entry.get("net", {})
+    loaded = [load_value_net(path, device=d) for d in devices]
+    nets = [net for net, _ in loaded]
+    spec = loaded[0][1].get("net", {})
     buckets, extra = int(spec.get("buckets", 0)), int(spec.get("extra", 0))
     g = torch.Generator().manual_seed(seed)
     ranges = torch.rand(2, batch, buckets, generator=g)
