@@ -20,7 +20,10 @@ _KINDS = {
     "r": ActionKind.RAISE,
     "b": ActionKind.RAISE,
 }
-_SIZE_RE = re.compile(r"\s*([+-]?\d+)")
+_SIZE_RE = re.compile(r"[ \t\n\r\f\v]*([+-]?)0*([0-9]+)")
+#: A raise size with more digits reads as 10**18 (clamped to the legal range like any other):
+#: converting thousands of digits to an int is refused by Python and pointless here.
+MAX_SIZE_DIGITS = 18
 
 WARN_FORMAT = "bad action format in response, changed to call"
 WARN_INVALID = "invalid action, changed to call"
@@ -55,7 +58,9 @@ def correct_action(state: HandState, text: str | None) -> Correction:
         m = _SIZE_RE.match(text, 1)
         if m is None:
             return Correction(CALL, (WARN_FORMAT,))
-        size = int(m.group(1))
+        digits = m.group(2)
+        size = int(digits) if len(digits) <= MAX_SIZE_DIGITS else 10**MAX_SIZE_DIGITS
+        size = -size if m.group(1) == "-" else size
     if kind is ActionKind.FOLD:
         if state.can_fold():
             return Correction(Action(ActionKind.FOLD))

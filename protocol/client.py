@@ -4,6 +4,8 @@ The client is deliberately small (transport + parser + bot). It owns two guarant
 bot cannot break: a bad line from the dealer is logged and skipped instead of crashing
 the match, and the action sent is always legal, because an exception or an illegal
 action from the bot is replaced (and logged as an error) by the nearest legal action.
+Lines are bounded (:data:`MAX_LINE_BYTES`, on both sides of the wire: the dealer reads
+with the same :class:`LineBuffer`), so a peer that never ends a line cannot fill memory.
 """
 
 from __future__ import annotations
@@ -19,25 +21,67 @@ from protocol.matchstate import MatchState, MatchStateError, parse_matchstate
 from protocol.state import CALL, LIMIT_RAISE, Action, ActionKind, raise_to
 
 VERSION_LINE = b"VERSION:2.0.0\r\n"
+#: The longest line (bytes before its ``\n``) either side reads: the ACPC dealer's read buffer
+#: (``READBUF_LEN``). The longest legal hold'em line, a reply included, is about 1.3 KB.
+MAX_LINE_BYTES = 4096
 log = get_logger("client")
 
 
+def printable(text: str) -> str:
+    """``text`` with every character outside printable ASCII written as ``\\xNN``: a peer's
+    bytes go into logs and terminals, where control bytes (NUL, escape sequences) must not."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in text)
+
+
+@dataclass(frozen=True)
+class LineTooLong:
+    """A line that passed :data:`MAX_LINE_BYTES` before its end: dropped, only its start kept
+    for the message (reported once, as soon as the limit is passed; the rest is skipped)."""
+
+    head: str
+    limit: int
+
+    def __str__(self) -> str:
+        return f"a line longer than {self.limit} bytes (it starts {self.head!r}) was dropped"
+
+
 class LineBuffer:
-    """Reassembles ``\\n``-terminated lines from arbitrarily chunked TCP reads."""
+    """Reassembles ``\\n``-terminated lines from arbitrarily chunked TCP reads.
 
-    def __init__(self) -> None:
+    Lines come back as ASCII text (a byte outside ASCII reads as ``\\xNN``, so no line can fail
+    to encode again); a line longer than ``max_line`` bytes comes back as a :class:`LineTooLong`
+    and its bytes are dropped up to its end, so the buffer never holds much more than
+    ``max_line`` bytes plus one read.
+    """
+
+    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self._buf = bytearray()
+        self.max_line = max_line
+        self._skipping = False  # inside a line already reported too long: drop up to its end
 
-    def feed(self, data: bytes) -> list[str]:
+    def feed(self, data: bytes) -> list[str | LineTooLong]:
         self._buf += data
-        lines: list[str] = []
+        lines: list[str | LineTooLong] = []
         while True:
             end = self._buf.find(b"\n")
+            if self._skipping:
+                if end < 0:
+                    self._buf.clear()
+                    return lines
+                del self._buf[: end + 1]
+                self._skipping = False
+                continue
+            if (end < 0 and len(self._buf) > self.max_line) or end > self.max_line:
+                lines.append(LineTooLong(printable(self._buf[:60].decode("ascii", errors="backslashreplace")), self.max_line))
+                self._skipping = True
+                continue
             if end < 0:
                 return lines
             raw = bytes(self._buf[:end])
             del self._buf[: end + 1]
-            lines.append(raw.decode("ascii", errors="replace").rstrip("\r"))
+            lines.append(raw.decode("ascii", errors="backslashreplace").rstrip("\r"))
 
     @property
     def pending(self) -> bytes:
@@ -179,19 +223,23 @@ def play(
             hands=summary.hands,
         )
     if buffer.pending:
-        log.warning("unterminated_line_at_eof", data=buffer.pending[:200].decode("ascii", "replace"))
+        log.warning("unterminated_line_at_eof", data=printable(buffer.pending[:200].decode("ascii", "backslashreplace")))
     return summary
 
 
-def _handle_line(line: str, game: Game, bot: Bot, summary: ClientSummary) -> str | None:
+def _handle_line(line: str | LineTooLong, game: Game, bot: Bot, summary: ClientSummary) -> str | None:
     """Process one line from the dealer; return the reply line if we must act."""
+    if isinstance(line, LineTooLong):
+        summary.bad_lines += 1
+        log.error("line_too_long", limit=line.limit, start=line.head)
+        return None
     if not line or line[0] in "#;":
         return None
     try:
         view = parse_matchstate(line, game)
     except MatchStateError as exc:
         summary.bad_lines += 1
-        log.error("bad_matchstate", line=exc.line, reason=exc.reason)
+        log.error("bad_matchstate", line=printable(exc.line), reason=printable(exc.reason))
         return None
     try:
         bot.observe(view)

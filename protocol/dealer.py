@@ -7,6 +7,9 @@ handshake, same ``MATCHSTATE`` traffic, same corrections of bad actions (each lo
 hand, ``SCORE``) and the same abort (``ERROR`` line, exit 1, no ``SCORE``) when a player
 disconnects or runs out of time.
 
+A seat's bytes are untrusted: lines are bounded (``protocol.client.MAX_LINE_BYTES``, as the
+ACPC dealer's read buffer), and what the dealer prints of them has control bytes escaped.
+
 One deliberate difference: cards are dealt from a generator seeded by ``(seed, hand)``, so
 the deal of a hand does not depend on earlier hands. Seats alternate positions, hence
 running the same seed with the names swapped is a duplicate match.
@@ -19,15 +22,16 @@ import select
 import socket
 import sys
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 import numpy as np
 
 from protocol.actions import correct_action
-from protocol.client import LineBuffer
+from protocol.client import LineBuffer, LineTooLong, printable
 from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
 from protocol.matchstate import MatchStateError, format_matchstate, format_state_line, parse_matchstate
 from protocol.state import HandState
@@ -116,12 +120,12 @@ class _Seat:
         self.index = index
         self.conn = conn
         self.buffer = LineBuffer()
-        self.lines: list[str] = []
+        self.lines: deque[str | LineTooLong] = deque()
 
     def send(self, line: str) -> None:
         self.conn.sendall(line.encode("ascii") + b"\r\n")
 
-    def read_line(self, timeout_s: float | None) -> str | None:
+    def read_line(self, timeout_s: float | None) -> str | LineTooLong | None:
         """Next line, or None on disconnect or when ``timeout_s`` passes."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while not self.lines:
@@ -139,7 +143,7 @@ class _Seat:
             if not data:
                 return None
             self.lines.extend(self.buffer.feed(data))
-        return self.lines.pop(0)
+        return self.lines.popleft()
 
 
 class Dealer:
@@ -207,13 +211,15 @@ class Dealer:
         line = seat.read_line(timeout)
         if line is None:
             raise DealerAbort(f"could not read version string from seat {seat.index + 1}")
+        if isinstance(line, LineTooLong):
+            raise DealerAbort(f"invalid version string from seat {seat.index + 1}: {line}")
         parts = line.strip()
         try:
             if not parts.startswith("VERSION:"):
                 raise ValueError
             major, minor, rev = (int(x) for x in parts[len("VERSION:") :].split(".")[:3])
         except ValueError:
-            raise DealerAbort(f"invalid version string {line}") from None
+            raise DealerAbort(f"invalid version string {printable(line)}") from None
         if major != 2 or minor > 0:
             self._e("ERROR: this server is currently using version 2.0.0")
 
@@ -357,28 +363,49 @@ class Dealer:
                 if response_us >= allowed_us:
                     raise DealerAbort(f"seat {seat.index + 1} ran out of time")
                 raise DealerAbort(f"could not get action from seat {seat.index + 1}")
-            if not cfg.quiet:
-                self._e(f"FROM {seat.index + 1} at {time.time():.6f} {line}")
-            if line[:1] in ("#", ";"):
+            if not cfg.quiet and isinstance(line, str):
+                self._e(f"FROM {seat.index + 1} at {time.time():.6f} {printable(line)}")
+            response = judge_response(line, state, actor)
+            if response.kind == "comment":
                 continue
             if response_us > allowed_us:
                 raise DealerAbort(f"seat {seat.index + 1} ran out of time")
-            fields = line.split(":")
-            state_text = ":".join(fields[:5])
-            try:
-                echoed = parse_matchstate(state_text, cfg.game)
-            except MatchStateError:
-                self._e("WARNING: bad state format in response")
-                continue
-            if not _same_view(echoed.state, state, actor, echoed.position):
-                self._e("WARNING: ignoring un-requested response")
+            if response.kind == "ignored":
+                self._e(f"WARNING: {response.warning}")
                 continue
             st.decisions += 1
             st.think_us += response_us
             hand_used_us[actor] += response_us
-            if len(fields) < 6:
-                return None
-            return ":".join(fields[5:])
+            return response.action_text
+
+
+@dataclass(frozen=True)
+class Response:
+    """What the dealer makes of one line from the seat it waits for."""
+
+    #: ``comment`` (skipped), ``ignored`` (skipped with ``warning`` printed) or ``action`` (the reply)
+    kind: Literal["comment", "ignored", "action"]
+    #: the text after the echoed state; None when the reply has none (a format error to correct)
+    action_text: str | None = None
+    warning: str = ""
+
+
+def judge_response(line: str | LineTooLong, state: HandState, actor: int) -> Response:
+    """Read a line of the acting seat as the ACPC dealer does: comments skipped, a reply whose state
+    is unreadable or not the one sent is ignored with a warning, else its action text is the reply
+    (corrected by :func:`protocol.actions.correct_action`). Pure, so it is tested line by line."""
+    if isinstance(line, LineTooLong):
+        return Response("ignored", warning=f"ignoring response: {line}")
+    if line[:1] in ("#", ";"):
+        return Response("comment")
+    fields = line.split(":")
+    try:
+        echoed = parse_matchstate(":".join(fields[:5]), state.game)
+    except MatchStateError:
+        return Response("ignored", warning="bad state format in response")
+    if not _same_view(echoed.state, state, actor, echoed.position):
+        return Response("ignored", warning="ignoring un-requested response")
+    return Response("action", ":".join(fields[5:]) if len(fields) >= 6 else None)
 
 
 def _same_view(echoed: HandState, state: HandState, actor: int, position: int) -> bool:

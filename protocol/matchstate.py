@@ -25,6 +25,10 @@ from protocol.state import (
 )
 
 PREFIX = "MATCHSTATE"
+#: The most digits a number of a line may have (position, hand number, raise size): more than
+#: any stack or hand count needs, and far below Python's limit on converting digits to an int.
+MAX_DIGITS = 18
+_NUMBER_RE = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}")
 
 
 class MatchStateError(ValueError):
@@ -71,7 +75,7 @@ class MatchState:
         return f"{self.to_line()}:{action}"
 
 
-_ACTION_RE = re.compile(r"([fc])|(r)(\d*)")
+_ACTION_RE = re.compile(r"([fc])|(r)([0-9]*)")
 
 
 def _parse_betting(line: str, text: str, game: Game, hand_id: int) -> HandState:
@@ -92,6 +96,8 @@ def _parse_betting(line: str, text: str, game: Game, hand_id: int) -> HandState:
             elif game.is_nolimit:
                 if not m.group(3):
                     raise MatchStateError(line, f"no-limit raise without a size in betting {text!r}")
+                if len(m.group(3)) > MAX_DIGITS:
+                    raise MatchStateError(line, f"raise size {m.group(3)[:24]}... has more than {MAX_DIGITS} digits")
                 action = raise_to(int(m.group(3)))
             else:
                 if m.group(3):
@@ -130,10 +136,11 @@ def parse_matchstate(line: str, game: Game) -> MatchState:
     if len(fields) != 5 or fields[0] != PREFIX:
         raise MatchStateError(raw, "expected MATCHSTATE:<position>:<hand>:<betting>:<cards>")
     _, pos_text, hand_text, betting_text, cards_text = fields
-    if not pos_text.isdigit() or int(pos_text) >= game.num_players:
-        raise MatchStateError(raw, f"position {pos_text!r} is not 0..{game.num_players - 1}")
-    if not hand_text.isdigit():
-        raise MatchStateError(raw, f"hand number {hand_text!r} is not a non-negative integer")
+    # ASCII digits only: str.isdigit() also passes '²', which int() refuses
+    if not _NUMBER_RE.fullmatch(pos_text) or int(pos_text) >= game.num_players:
+        raise MatchStateError(raw, f"position {pos_text[:24]!r} is not 0..{game.num_players - 1}")
+    if not _NUMBER_RE.fullmatch(hand_text):
+        raise MatchStateError(raw, f"hand number {hand_text[:24]!r} is not a non-negative integer of at most {MAX_DIGITS} digits")
     position, hand_id = int(pos_text), int(hand_text)
     state = _parse_betting(raw, betting_text, game, hand_id)
 
