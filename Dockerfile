@@ -12,10 +12,15 @@ FROM ${BASE}
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 ARG EXTRAS=
 ENV PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 DEBIAN_FRONTEND=noninteractive
-# Python 3.11 and a C compiler (the native kernels are built by cffi at install time)
+# Python 3.11 with its headers (Python.h) and a C compiler: the native kernels are built by cffi at
+# install time. The python:3.11 images ship the headers; a base without Python 3.11 (the CUDA image,
+# Ubuntu) gets it from apt with python3.11-dev. The build stops here, naming the file, if Python.h is missing.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
- && (command -v python3.11 >/dev/null || apt-get install -y --no-install-recommends python3.11 python3.11-venv python3-pip) \
+ && (command -v python3.11 >/dev/null \
+     || apt-get install -y --no-install-recommends python3.11 python3.11-dev python3.11-venv python3-pip) \
+ && python3.11 -c "import os, sys, sysconfig; h = os.path.join(sysconfig.get_paths()['include'], 'Python.h'); \
+os.path.isfile(h) or sys.exit('no ' + h + ': the cffi build needs the Python 3.11 headers (python3.11-dev)')" \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/deepstack
 COPY pyproject.toml setup.py README.md config.yaml ./

@@ -285,13 +285,26 @@ def _bench_equity(out: _Out, rng: np.random.Generator, quick: bool, repeat: int)
     out.emit("native.equity_histogram_flop", ms, "ms", hands=1326, bins=50, next_cards=49)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="deepstack bench native", description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deepstack bench native",
+        description=__doc__.splitlines()[0],
+        epilog="example:\n  deepstack bench native --quick",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes (for CI)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per measurement, best kept (default 5, quick 2)")
     parser.add_argument(
-        "--only", choices=("eval", "rank", "showdown", "equity"), action="append", help="run only these groups (repeatable)"
+        "--only",
+        choices=("eval", "rank", "showdown", "equity"),
+        action="append",
+        help="run only these groups, repeatable (default: all)",
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
     repeat = args.repeat if args.repeat is not None else (2 if args.quick else 5)
     if repeat < 1:

@@ -23,7 +23,7 @@ import socket
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
@@ -149,7 +149,15 @@ class _Seat:
 class Dealer:
     """Runs one match. Call :meth:`open` (binds the ports), then :meth:`run`."""
 
-    def __init__(self, config: DealerConfig, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        config: DealerConfig,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        on_hand: Callable[[int, tuple[float, ...], list[SeatStats]], None] | None = None,
+    ) -> None:
+        """``on_hand(hand_id, values, stats)`` is called after every hand (a local match reports
+        its progress from it): the hand's value per seat and each seat's totals so far."""
         if config.game.num_players != len(config.names):
             raise ValueError(f"{config.game.num_players} players need {config.game.num_players} names")
         if config.ports and len(config.ports) != config.game.num_players:
@@ -159,6 +167,7 @@ class Dealer:
         self.config = config
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.on_hand = on_hand
         self.listeners: list[socket.socket] = []
         self.ports: tuple[int, ...] = ()
         self.deck = config.game.deck(config.deck)
@@ -256,6 +265,8 @@ class Dealer:
                 values = self._play_hand(hand_id, seats, stats, match_budget_us, log_file)
                 result.hand_values.append(values)
                 result.hands_played = hand_id + 1
+                if self.on_hand is not None:
+                    self.on_hand(hand_id, values, stats)
             if not cfg.quiet:
                 self._e(f"FINISHED at {time.time():.6f}")
             score = "SCORE:" + "|".join(format_value(s.total) for s in stats) + ":" + "|".join(cfg.names)
@@ -423,23 +434,40 @@ def _same_view(echoed: HandState, state: HandState, actor: int, position: int) -
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepstack dealer",
-        description="ACPC-compatible dealer: prints the seat ports on the first stdout line, "
-        "plays HANDS hands and writes NAME.log (STATE lines and SCORE).",
+        description="ACPC-compatible dealer: prints the seat ports on the first stdout line,\n"
+        "plays HANDS hands and writes NAME.log (STATE lines and SCORE). Seat N is the\n"
+        "N-th player name and the N-th port; the positions alternate every hand (unless -f).",
+        epilog="example (then connect a bot to each port, e.g. 'deepstack play --port 18791'):\n"
+        "  deepstack dealer m hunl 1000 0 deepstack opponent -p 18791,18792",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("name", help="match name (the log is NAME.log)")
     parser.add_argument("game", help="short name (hunl, hul, leduc, leduc-limit) or .game file")
     parser.add_argument("hands", type=int, help="number of hands")
     parser.add_argument("seed", type=int, help="random seed of the deal")
     parser.add_argument("players", nargs="+", help="one name per seat")
-    parser.add_argument("-p", dest="ports", help="comma-separated ports, one per seat (default: random)")
-    parser.add_argument("--t_response", type=int, default=DEFAULT_T_RESPONSE_MS, help="max ms per response")
-    parser.add_argument("--t_hand", type=int, default=DEFAULT_T_HAND_MS, help="max ms of one player per hand")
-    parser.add_argument("--t_per_hand", type=int, default=DEFAULT_T_PER_HAND_MS, help="max average ms per hand over the match")
-    parser.add_argument("--start_timeout", type=int, default=-1, help="max ms to wait for players (<0: none)")
+    parser.add_argument(
+        "-p",
+        dest="ports",
+        help="comma-separated ports to listen on, one per seat, each 1..65535 or 0 for any free port (default: any free ports)",
+    )
+    parser.add_argument(
+        "--t_response", type=int, default=DEFAULT_T_RESPONSE_MS, help=f"max ms per response (default {DEFAULT_T_RESPONSE_MS})"
+    )
+    parser.add_argument(
+        "--t_hand", type=int, default=DEFAULT_T_HAND_MS, help=f"max ms of one player per hand (default {DEFAULT_T_HAND_MS})"
+    )
+    parser.add_argument(
+        "--t_per_hand",
+        type=int,
+        default=DEFAULT_T_PER_HAND_MS,
+        help=f"max average ms per hand over the match (default {DEFAULT_T_PER_HAND_MS})",
+    )
+    parser.add_argument("--start_timeout", type=int, default=-1, help="max ms to wait for players (<0: none; default -1)")
     parser.add_argument("-q", dest="quiet", action="store_true", help="only errors, warnings and the score on stderr")
     parser.add_argument("-f", dest="fixed", action="store_true", help="fixed seats (no rotation of positions)")
     parser.add_argument("-l", dest="no_log", action="store_true", help="no log file")
-    parser.add_argument("-L", dest="no_log", action="store_false", help="write the log file (default)")
+    parser.add_argument("-L", dest="no_log", action="store_false", help="write the log file (the default)")
     parser.add_argument("-a", dest="append", action="store_true", help="append to the log file")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
@@ -465,13 +493,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     ports: tuple[int, ...] = ()
     if args.ports:
+        rule = f"give {game.num_players} comma-separated ports, each 1..65535 or 0 for any free port"
         try:
             ports = tuple(int(p) for p in args.ports.split(","))
         except ValueError:
-            print(f"ERROR: bad port string {args.ports}", file=sys.stderr)
+            print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
             return 1
         if len(ports) != game.num_players or not all(0 <= p < 65536 for p in ports):
-            print(f"ERROR: bad port string {args.ports}", file=sys.stderr)
+            print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
             return 1
     if args.hands <= 0:
         print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)

@@ -3,6 +3,10 @@
 hand's seat order) and as the ACPC dealer does.
 
 ``STATE:<hand>:<betting>:<hole|hole/board...>:<payoff|payoff>:<name|name>``
+
+A log begins with the header ``# name/game/hands/seed NAME GAME HANDS SEED``; a folder's logs
+are found by it (a seat's own ``.log`` has none), and a folder whose logs are of several games
+is refused by the tools that read them as one sample.
 """
 
 from __future__ import annotations
@@ -11,6 +15,61 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from native.cards import cards_from_str
+
+#: the first line of a dealer log starts with this, then the match name, game, hands and seed
+HEADER = "# name/game/hands/seed"
+
+
+@dataclass(frozen=True)
+class LogHeader:
+    """The first line of a dealer log."""
+
+    match_name: str
+    game: str
+    hands: str
+    seed: str
+
+
+def read_header(path: Path) -> LogHeader | None:
+    """The header of the dealer log at ``path``; None when the file is not a dealer log."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            first = f.readline()
+    except (OSError, UnicodeError):
+        return None
+    if not first.startswith(HEADER):
+        return None
+    fields = first[len(HEADER) :].split() + ["", "", "", ""]
+    return LogHeader(*fields[:4])
+
+
+def dealer_logs(folder: Path) -> list[tuple[Path, LogHeader]]:
+    """The dealer logs in ``folder`` (``*.log`` files with the dealer's header), by name."""
+    found = []
+    for path in sorted(folder.glob("*.log")):
+        header = read_header(path)
+        if header is not None:
+            found.append((path, header))
+    return found
+
+
+def describe_games(logs: list[tuple[Path, LogHeader]]) -> str:
+    """``leduc: a.log, b.log; hunl: c.log`` (each game's logs, in the order found)."""
+    by_game: dict[str, list[str]] = {}
+    for path, header in logs:
+        by_game.setdefault(header.game or "(no game named)", []).append(path.name)
+    return "; ".join(f"{game}: {', '.join(names)}" for game, names in by_game.items())
+
+
+def one_game(folder: Path, logs: list[tuple[Path, LogHeader]]) -> str:
+    """The game of all the dealer logs of ``folder``; ValueError naming the folder and the games
+    found when they are of several games (pooling them would average different games)."""
+    games = {header.game for _, header in logs}
+    if len(games) > 1:
+        raise ValueError(
+            f"{folder}: its dealer logs are of {len(games)} games ({describe_games(logs)}); give a folder holding one game's logs"
+        )
+    return games.pop() if games else ""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from protocol.gamedef import Game
+
 SUBCOMMANDS = ["play", "match", "dealer"]
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -200,3 +202,207 @@ def test_container_entrypoint_plays_hunl_with_host_and_port_only(tmp_path: Path)
     )
     if not __import__("torch").cuda.is_available():
         assert refused.returncode == 2 and "no CUDA device" in refused.stderr
+
+
+# ---------------------------------------------------------------------- every option's help, every command's example
+#: options whose help need not name a default: flags, help itself
+_FLAG_ACTIONS = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction, argparse._HelpAction)
+
+
+def test_every_option_has_help_with_its_default_and_every_command_an_example() -> None:
+    """Every parser a user reaches (``deepstack``, each subcommand, ``eval TOOL``, the dealer's,
+    each ``bench SUITE``): every argument has help text, every option that may be left out says
+    its default, and the help ends with one complete example command of that command."""
+    from agent.cli.main import all_parsers
+
+    seen, missing = [], []
+    for name, parser in all_parsers():
+        seen.append(name)
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            label = f"deepstack {name} {'/'.join(action.option_strings) or action.dest}"
+            text = formatter._expand_help(action) if action.help else ""
+            if not text.strip():
+                missing.append(f"{label}: no help")
+            elif action.option_strings and not action.required and not isinstance(action, _FLAG_ACTIONS):
+                if "default" not in text:
+                    missing.append(f"{label}: no default in {text!r}")
+        last = parser.format_help().rstrip("\n").splitlines()[-1]
+        if not last.startswith(f"  deepstack {name}".rstrip() + " ") or "example" not in (parser.epilog or ""):
+            missing.append(f"deepstack {name}: --help does not end with an example (last line {last!r})")
+    assert not missing, "\n".join(missing)
+    assert {"", "play", "match", "dealer", "solve", "buckets", "generate", "train", "eval lbr", "eval aivat"} <= set(seen)
+    assert {"eval plot", "eval aivat-log", "bench solver", "bench native", "bench generate", "bench parity"} <= set(seen)
+
+
+def test_every_example_is_a_valid_command_line() -> None:
+    """Each --help's example parses as that command would parse it (a bench suite's options by the
+    suite's own parser, the dealer's arguments by the dealer's)."""
+    import shlex
+
+    from agent.cli.main import all_parsers, build_parser
+
+    for name, parser in all_parsers():
+        argv = shlex.split(parser.epilog.rstrip().splitlines()[-1])[1:]
+        assert argv[: len(name.split())] == name.split(), (name, argv)
+        if name == "dealer":
+            args = parser.parse_intermixed_args(argv[1:])
+            assert args.players and args.ports
+        elif name.startswith("bench ") or name == "bench":
+            suite_parser = dict(all_parsers())[f"bench {argv[1]}"]
+            suite_parser.parse_args(argv[2:])
+        else:
+            assert build_parser().parse_args(argv).func is not None, name
+
+
+@pytest.mark.parametrize("value", ["99999", "65536", "0", "-1", "x", "80.5", ""])
+def test_play_refuses_a_port_outside_1_to_65535(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from agent.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["play", "--port", value])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"deepstack play: error: argument --port: {value!r} is not a port number (1..65535)"
+
+
+def test_port_types_take_the_whole_range_and_zero_only_where_any_port_is_meant() -> None:
+    from agent.cli.common import port, port_or_zero
+    from agent.cli.main import build_parser
+
+    assert build_parser().parse_args(["play", "--port", "65535"]).port == 65535
+    assert build_parser().parse_args(["play", "--port", "1"]).port == 1
+    assert port_or_zero("0") == 0 and port_or_zero("65535") == 65535
+    for bad in ("0", "65536"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            port(bad)
+    with pytest.raises(argparse.ArgumentTypeError, match="1..65535 or 0 for any free port"):
+        port_or_zero("-3")
+
+
+@pytest.mark.parametrize("ports", ["1,70000", "5,-1", "1,x", "5"])
+def test_dealer_refuses_ports_outside_0_to_65535(ports: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from protocol.dealer import main as dealer_main
+
+    assert dealer_main(["m", "leduc", "1", "1", "A", "B", "-p", ports]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"ERROR: bad port string {ports}: give 2 comma-separated ports, each 1..65535 or 0 for any free port"
+
+
+# ---------------------------------------------------------------------- model paths checked at start-up
+NET_LEAVES = "bot:\n  hunl:\n    flop: {iterations: 3, leaves: net}\n    models: {turn_net: nets/my-turn.pt}\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["play", "--game", "hunl", "--port", "1"],
+        ["match", "hunl", "2", "call", "deepstack", "--log-dir", "{tmp}/logs"],
+        ["eval", "lbr", "--game", "hunl", "--hands", "2", "--setting", "fc/fc/fc/fc"],
+        ["eval", "plot", "{tmp}", "--out", "{tmp}/png", "--game", "hunl", "--grid", ""],
+    ],
+)
+def test_a_missing_holdem_network_is_named_by_its_config_key_at_start(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A network the hold'em bot would load (the flop's leaves use the turn network) that is not
+    there stops play, a match seat and eval at once, before any solve, connection or folder:
+    one line naming the config file, the key and the path (relative to the config's folder)."""
+    from agent.cli.main import main
+
+    cfg = tmp_path / "cfg" / "net.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text(NET_LEAVES)
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    command = " ".join(argv[:2]) if argv[0] == "eval" else argv[0]
+    missing = tmp_path / "cfg" / "nets" / "my-turn.pt"
+    assert err == [f"deepstack {command}: error: {cfg}: bot.hunl.models.turn_net: {missing}: model file is missing"]
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "png").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "exploitability", "--game", "leduc"],
+        ["eval", "aivat", "--game", "leduc", "--hands", "2"],
+        ["match", "leduc", "2", "deepstack", "random", "--log-dir", "{tmp}/logs"],
+    ],
+)
+def test_a_missing_leduc_network_is_named_by_its_config_key_at_start(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.main import main
+
+    cfg = tmp_path / "leduc.yaml"
+    cfg.write_text("bot:\n  leduc: {value_net: mine.pt}\n")
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(f"{cfg}: bot.leduc.value_net: {tmp_path / 'mine.pt'}: model file is missing")
+
+
+def test_the_models_checked_are_those_the_bot_loads(hunl: Game, leduc_limit: Game) -> None:
+    from dataclasses import replace
+
+    from agent.bots.config import StreetConfig, load_config
+    from agent.bots.deepstack import check_models, model_paths
+
+    shipped = load_config()
+    assert [k for k, _ in model_paths(hunl, shipped)] == ["bot.hunl.models.preflop_checkdown"]
+    assert [k for k, _ in model_paths(leduc_limit, shipped)] == ["bot.leduc_limit.value_net"]
+    nets = replace(
+        shipped.bot.hunl,
+        preflop=StreetConfig(3, "net"),
+        flop=StreetConfig(3, "net"),
+        turn=StreetConfig(3, "end"),
+    )
+    config = replace(shipped, bot=replace(shipped.bot, hunl=nets))
+    assert [k.rsplit(".", 1)[1] for k, _ in model_paths(hunl, config)] == [
+        "aux_net",
+        "flop_net",
+        "flop_buckets",
+        "turn_net",
+        "turn_buckets",
+    ]
+    check_models(hunl, config)  # the shipped files are all there, listed and unchanged
+
+
+# ---------------------------------------------------------------------- the Dockerfile
+def _dockerfile_runs() -> list[str]:
+    """The Dockerfile's RUN commands, continuation lines joined as Docker joins them."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", "")
+    return [line[4:] for line in text.splitlines() if line.startswith("RUN ")]
+
+
+def test_dockerfile_has_python_headers_in_every_variant() -> None:
+    """The cffi build needs Python.h: the default base (an official python image) ships it; a base
+    without Python 3.11 (the CUDA image) installs python3.11-dev with it; and the build checks that
+    Python.h is there before anything is compiled, with a message naming the package."""
+    import shlex
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    base = next(l for l in dockerfile.splitlines() if l.startswith("ARG BASE="))
+    assert base.split("=", 1)[1].startswith("python:3.11")  # official images ship the headers
+    assert "nvidia/cuda" in dockerfile  # the documented CUDA variant takes the apt branch
+    runs = _dockerfile_runs()
+    setup = next(r for r in runs if "apt-get install" in r and "python3.11" in r)
+    # "command -v python3.11 || apt-get install ... python3.11 ...)": what a base without Python 3.11 gets
+    python_install = setup.split("command -v python3.11", 1)[1].split("||", 1)[1].split(")", 1)[0]
+    assert {"python3.11", "python3.11-dev", "python3.11-venv", "python3-pip"} <= set(python_install.split())
+    assert {"gcc", "libc6-dev"} <= set(setup.split())
+    install = next(i for i, r in enumerate(runs) if 'pip install ".' in r or "pip install '." in r)
+    assert runs.index(setup) < install
+    # the header check, run here as the image runs it: it passes where Python.h is, names it where not
+    check = shlex.split(setup.split("&& python3.11 -c ", 1)[1].split(" && ", 1)[0])[0]
+    assert "Python.h" in check and "python3.11-dev" in check
+    ok = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    fake = subprocess.run(
+        [sys.executable, "-c", "import sysconfig; sysconfig.get_paths = lambda: {'include': '/nonexistent'}\n" + check],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert fake.returncode == 1 and "no /nonexistent/Python.h: the cffi build needs the Python 3.11 headers" in fake.stderr

@@ -2,8 +2,15 @@
 
 The settings are plain frozen dataclasses passed explicitly to whoever needs them (no
 global settings). The loader checks every value against the dataclass field types and
-rejects unknown keys, so a typo fails at start-up with the file and the key path in the
-message instead of being silently ignored.
+rejects unknown keys, so a typo fails at start-up with the file, the line and the key path
+in the message instead of being silently ignored.
+
+Paths in a config file (the fields marked ``path`` below) are made absolute when it is
+loaded: a relative path resolves against the folder of the file that names it, wherever the
+command runs from. A model path that is not there but names one of the shipped models
+(``models/...``) resolves to the installed package's copy, so a copy of the shipped
+``config.yaml`` works from any folder. A key left out of the file takes the built-in default,
+which names the shipped models of the installed package.
 """
 
 from __future__ import annotations
@@ -18,18 +25,36 @@ from typing import Any, Literal, Union
 
 import yaml
 
+from models import MODELS_DIR
+
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
+#: where the built-in defaults' relative paths point: the folder holding the shipped ``models/``
+#: (the repository in a checkout, site-packages in an installed package)
+PACKAGE_ROOT = MODELS_DIR.parent
+
+#: field metadata of a path read by the bot (checked at start-up; falls back to a shipped model)
+MODEL_PATH = {"path": "model"}
+#: field metadata of a path the program writes (a log, a cache)
+OUTPUT_PATH = {"path": "output"}
+#: field metadata of a field set by the loader, never read from the file
+INTERNAL = {"internal": True}
 
 
 class ConfigError(ValueError):
-    """A configuration that cannot be used; the message names the file and the key."""
+    """A configuration that cannot be used; the message names the file, the line and the key.
+
+    ``key`` is the key path the message is about (None: the key path its message starts with)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
 class LoggingConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
     #: JSON-lines log file for machines (None: console only)
-    json_path: str | None = None
+    json_path: str | None = field(default=None, metadata=OUTPUT_PATH)
 
 
 @dataclass(frozen=True)
@@ -55,7 +80,7 @@ class LeducBotConfig:
     iterations: int = 300
     algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
     #: TorchScript value network replacing round 2 in round-1 re-solves (null: solve round 2 exactly)
-    value_net: str | None = None
+    value_net: str | None = field(default=None, metadata=MODEL_PATH)
 
 
 @dataclass(frozen=True)
@@ -92,12 +117,12 @@ class WarmStartConfig:
 
 @dataclass(frozen=True)
 class HoldemModels:
-    turn_net: str = "models/holdem/turn.pt"
-    flop_net: str = "models/holdem/flop.pt"
-    aux_net: str = "models/holdem/preflop-aux.pt"
-    turn_buckets: str = "models/holdem/buckets-turn.npz"
-    flop_buckets: str = "models/holdem/buckets-flop.npz"
-    preflop_checkdown: str = "models/holdem/preflop-checkdown.npz"
+    turn_net: str = field(default="models/holdem/turn.pt", metadata=MODEL_PATH)
+    flop_net: str = field(default="models/holdem/flop.pt", metadata=MODEL_PATH)
+    aux_net: str = field(default="models/holdem/preflop-aux.pt", metadata=MODEL_PATH)
+    turn_buckets: str = field(default="models/holdem/buckets-turn.npz", metadata=MODEL_PATH)
+    flop_buckets: str = field(default="models/holdem/buckets-flop.npz", metadata=MODEL_PATH)
+    preflop_checkdown: str = field(default="models/holdem/preflop-checkdown.npz", metadata=MODEL_PATH)
 
 
 @dataclass(frozen=True)
@@ -118,7 +143,13 @@ class HoldemBotConfig:
     models: HoldemModels = field(default_factory=HoldemModels)
     #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used
     #: only when it was made by the same settings, models and code, and rewritten at match end
-    preflop_cache: str | None = None
+    preflop_cache: str | None = field(default=None, metadata=OUTPUT_PATH)
+
+    def __post_init__(self) -> None:
+        if self.turn.leaves == "net":
+            raise ConfigError(
+                "bot.hunl.turn.leaves: 'net': the turn has no value network (as in DeepStack): use checkdown or end"
+            )
 
 
 @dataclass(frozen=True)
@@ -152,6 +183,8 @@ class Config:
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     client: ClientConfig = field(default_factory=ClientConfig)
     bot: BotConfig = field(default_factory=BotConfig)
+    #: the file these settings came from (set by the loader, named in errors; None: built-in defaults)
+    source: str | None = field(default=None, compare=False, metadata=INTERNAL)
 
 
 def _type_name(tp: Any) -> str:
@@ -214,23 +247,107 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
 
 def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}
+    known = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(
-            f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
+            f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}",
+            key=f"{where}.{unknown[0]}" if where else str(unknown[0]),
         )
     kwargs = {k: _convert(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
     return cls(**kwargs)
 
 
-def config_from_dict(data: dict[str, Any], source: str = "<config>") -> Config:
+def _resolve_paths(obj: Any, given: Any, base: Path) -> Any:
+    """``obj`` with its path fields made absolute: a path given in the file (``given``, the
+    file's mapping at this level) against ``base``, the file's folder, and a shipped model
+    not found there against the package; a built-in default against the package."""
+    changes: dict[str, Any] = {}
+    given = given if isinstance(given, dict) else {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            changes[f.name] = _resolve_paths(value, given.get(f.name), base)
+        elif f.metadata.get("path") and isinstance(value, str) and not Path(value).expanduser().is_absolute():
+            relative = Path(value).expanduser()
+            if f.name not in given:
+                changes[f.name] = str(PACKAGE_ROOT / relative)
+                continue
+            path = base / relative
+            shipped = PACKAGE_ROOT / relative
+            if f.metadata["path"] == "model" and not path.exists() and shipped.is_file() and _is_shipped(shipped):
+                path = shipped
+            changes[f.name] = str(path)
+        elif f.metadata.get("path") and isinstance(value, str):
+            changes[f.name] = str(Path(value).expanduser())
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def _is_shipped(path: Path) -> bool:
+    try:
+        path.resolve().relative_to(MODELS_DIR)
+    except ValueError:
+        return False
+    return True
+
+
+def default_config() -> Config:
+    """The built-in defaults, their model paths pointing at the installed package's ``models/``."""
+    return _resolve_paths(Config(), {}, PACKAGE_ROOT)
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Line (1-based) of every key path in a YAML text, e.g. ``bot.hunl.warm_start.weight``."""
+    lines: dict[str, int] = {}
+
+    def walk(node: yaml.Node, where: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    path = f"{where}.{key.value}" if where else str(key.value)
+                    lines.setdefault(path, key.start_mark.line + 1)
+                    walk(value, path)
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return lines
+    if root is not None:
+        walk(root, "")
+    return lines
+
+
+def config_from_dict(
+    data: dict[str, Any], source: str = "<config>", base: Path | None = None, lines: dict[str, int] | None = None
+) -> Config:
+    """Settings from a file's mapping; ``base`` is the folder its relative paths resolve
+    against (None: the package's, as for the built-in defaults), ``lines`` the line of each
+    key path, named in errors."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping")
     try:
-        return _build(Config, data, "")
+        config = _build(Config, data, "")
     except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        key = exc.key or str(exc).split(":", 1)[0]  # every message starts with its key path
+        while key and key not in (lines or {}):
+            key = key.rpartition(".")[0]
+        where = f"{source}:{lines[key]}" if lines and key else source
+        raise ConfigError(f"{where}: {exc}") from None
+    config = _resolve_paths(config, data, base if base is not None else PACKAGE_ROOT)
+    return dataclasses.replace(config, source=source)
+
+
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> str:
+    """One line: the file, line and column, and what the parser expected."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        problem += f" ({context} started at line {context_mark.line + 1}, column {context_mark.column + 1})"
+    elif context:
+        problem += f" ({context})"
+    return f"{where}: not valid YAML: {problem}"
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -240,10 +357,16 @@ def load_config(path: str | Path | None = None) -> Config:
     path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
     if not path.is_file():
         if path == DEFAULT_CONFIG_PATH:
-            return Config()  # installed without the file: built-in defaults are the file's defaults
+            return default_config()  # installed without the file: built-in defaults are the file's defaults
         raise ConfigError(f"{path}: no such config file")
+    raw = path.read_bytes()
     try:
-        data = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    return config_from_dict(data or {}, str(path))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not valid YAML: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(_yaml_error(path, exc)) from None
+    return config_from_dict(data or {}, str(path), base=path.resolve().parent, lines=_key_lines(text))

@@ -25,7 +25,7 @@ from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 from agent.nets.buckets import BucketTable
-from agent.nets.manifest import checked_file, code_version, load_value_net, sha256_of
+from agent.nets.manifest import ModelError, checked_file, code_version, load_value_net, sha256_of
 from agent.resolving.chance_solve import SolvedChanceValues
 from agent.resolving.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
 from agent.solver.handspace import HandSpace
@@ -135,6 +135,40 @@ def is_hunl(game: Game) -> bool:
     return game.is_nolimit and game.num_rounds == 4 and game.deck_size == 52 and game.num_hole_cards == 2
 
 
+def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
+    """``(config key, path)`` of every model file the DeepStack bot loads for ``game`` with these
+    settings (a hold'em network only where a street's leaves use it)."""
+    if is_leduc(game):
+        key = "leduc_limit" if game.is_limit else "leduc"
+        net = getattr(config.bot, key).value_net
+        return [(f"bot.{key}.value_net", net)] if net else []
+    if not is_hunl(game):
+        return []
+    hc = config.bot.hunl
+    m = hc.models
+    keys = []
+    if any(s.leaves == "checkdown" for s in (hc.preflop, hc.flop, hc.turn)) or hc.preflop_cache:
+        keys.append("preflop_checkdown")
+    if hc.preflop.leaves == "net":
+        keys += ["aux_net", "flop_net", "flop_buckets"]
+    if hc.flop.leaves == "net":
+        keys += ["turn_net", "turn_buckets"]
+    return [(f"bot.hunl.models.{k}", getattr(m, k)) for k in dict.fromkeys(keys)]
+
+
+def check_models(game: Game, config: Config) -> None:
+    """Every model file the bot will load exists, is listed in its manifest and has the recorded
+    sha256; else one ModelError naming the config file, the key and the path. Run at start-up,
+    before anything slow, so that a wrong path stops a command at once and says which setting."""
+    for key, path in model_paths(game, config):
+        hint = " (deepstack buckets builds the bucket tables and check-down matrix)" if path.endswith(".npz") else ""
+        try:
+            checked_file(path, hint)
+        except ModelError as exc:
+            where = f"{config.source}: " if config.source else ""
+            raise ModelError(f"{where}{key}: {exc}") from None
+
+
 class DeepStackBot(BaseBot):
     """Continual re-solving: Leduc (either deck convention) and heads-up no-limit hold'em."""
 
@@ -163,6 +197,7 @@ class DeepStackBot(BaseBot):
             self.bot_config = hc
         else:
             raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
+        check_models(game, config)  # every model it will load, named by its config key
         self._seats: dict[DeckConvention, _Seat] = {}
         self._seat: _Seat | None = None
         self._hand = -1

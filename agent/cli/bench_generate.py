@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agent.cli.common import HelpFormatter, example
 from agent.nets.manifest import ModelError, checked_file
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
@@ -391,17 +392,24 @@ def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> d
     )
 
 
-def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="deepstack bench generate", description=__doc__.split("\n\n")[0])
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="deepstack bench generate",
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+        epilog=example("deepstack bench generate --street leduc --leduc-situations 200"),
+        formatter_class=HelpFormatter,
+    )
     p.add_argument(
         "--street",
         action="append",
         choices=["leduc", "turn", "flop", "preflop-aux"],
         default=None,
-        help="which rows (default: leduc and turn)",
+        help="which rows, repeatable (default: leduc and turn)",
     )
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--leduc-situations", type=int, default=2000)
+    p.add_argument(
+        "--device", default="auto", choices=["auto", "cpu", "cuda"], help="where the turn solves run (auto: CUDA when present)"
+    )
+    p.add_argument("--leduc-situations", type=int, default=2000, help="Leduc situations solved in one batch")
     p.add_argument("--turn-situations", type=int, default=3, help="turn situations to draw (default 3)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
     p.add_argument(
@@ -452,6 +460,11 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="also report each turn solve's exploitability (%% of pot); the timing then includes the strategy averages",
     )
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     streets = args.street or ["leduc", "turn"]
     if (

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agent.cli.common import HelpFormatter, example
 from agent.cli.solve import DEFAULT_SPOTS
 from agent.leaves.handnet import HandNetLeafValues
 from agent.nets.manifest import load_value_net
@@ -227,9 +228,14 @@ def compare(case: Case, dtype: str, devices: tuple[str, str] = ("cpu", "cuda"), 
     }
 
 
-def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="deepstack bench parity", description=__doc__.split("\n\n")[0])
-    p.add_argument("--case", action="append", choices=CASES, default=None, help="cases to run (default: all)")
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="deepstack bench parity",
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+        epilog=example("deepstack bench parity --case leduc-resolve", "without CUDA each case is one row saying it was skipped"),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--case", action="append", choices=CASES, default=None, help="cases to run, repeatable (default: all)")
     p.add_argument(
         "--dtype",
         action="append",
@@ -243,7 +249,11 @@ def main(argv: list[str]) -> int:
         default=None,
         help="iterations per solve (default per case: river 200, turn 50, flop-net 10, leduc 300)",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     if args.iterations is not None and args.iterations <= 0:
         print("deepstack bench parity: error: --iterations must be positive", file=sys.stderr)
         return 2

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from agent.bots.config import ConfigError, load_config
-from agent.evaluation.match import decision_think_times, run_match
+from agent.cli.common import HelpFormatter, example
+from agent.evaluation.match import check_log_dir, decision_think_times, run_match
 from agent.solver.resolve import pick_device
 from protocol.gamedef import load_game
 from protocol.logs import configure_logging
@@ -31,19 +32,34 @@ STREETS = ("preflop", "flop", "turn", "river")
 DEEPSTACK_S = {"preflop": 0.2, "flop": 5.9, "turn": 5.5, "river": 2.1}
 
 
-def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="deepstack bench resolve", description=__doc__.split("\n\n")[0])
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="deepstack bench resolve",
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+        epilog=example("deepstack bench resolve --hands 5"),
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--hands", type=int, default=20, help="hands of the fixed match (default 20, both seatings: 40)")
-    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--seed", type=int, default=11, help="seed of the fixed match's deal")
     p.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
-    p.add_argument("--log-dir", default=None, help="keep the match logs here (default: a temporary folder)")
-    args = p.parse_args(argv)
+    p.add_argument(
+        "--log-dir",
+        default=None,
+        help="keep the match logs in this new or empty folder (default: a temporary folder, removed after)",
+    )
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     if args.hands <= 0:
         print("deepstack bench resolve: error: --hands must be positive", file=sys.stderr)
         return 2
     try:
         config = load_config(args.config)
-    except ConfigError as exc:
+        if args.log_dir is not None:
+            check_log_dir(Path(args.log_dir), default="a temporary folder")
+    except (ConfigError, ValueError) as exc:
         print(f"deepstack bench resolve: error: {exc}", file=sys.stderr)
         return 2
 

@@ -13,7 +13,8 @@ import numpy as np
 from tqdm import tqdm
 
 from agent.bots.config import ConfigError, load_config
-from agent.bots.deepstack import leduc_settings
+from agent.bots.deepstack import check_models, leduc_settings
+from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
@@ -28,13 +29,37 @@ from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import grid
 from agent.solver.tree import FCPA
-from protocol.dealer_log import parse_state_line
+from protocol.dealer_log import dealer_logs, one_game, parse_state_line
 from protocol.gamedef import GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
 
+#: one example per tool (each --help ends with it)
+EXAMPLES = {
+    "exploitability": example("deepstack eval exploitability --game leduc-limit --bot deepstack"),
+    "export-policy": example("deepstack eval export-policy --game leduc --out policy.json"),
+    "lbr": example("deepstack eval lbr --game leduc --bot deepstack --hands 200 --setting fcp/fcp --out runs/lbr-leduc"),
+    "aivat": example("deepstack eval aivat --game leduc --bot deepstack --opponent random --hands 200"),
+    "aivat-log": example(
+        "deepstack eval aivat-log runs/leduc-vs-random",
+        "a folder written by 'deepstack match leduc 300 deepstack random --duplicate --log-dir runs/leduc-vs-random'",
+    ),
+    "plot": example(
+        "deepstack eval plot runs/leduc-vs-random --out runs/leduc-vs-random/png",
+        "a folder written by 'deepstack match leduc 300 deepstack random --duplicate --log-dir runs/leduc-vs-random'",
+    ),
+}
+CONFIG_HELP = "config file (default: the shipped config.yaml)"
+ESTIMATE_NOTE = "Win rates are printed in mbb/g as mean ± half-width of the 95% confidence interval: '+X ± Y mbb/g (95% CI)'."
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="evaluate a bot (exploitability, policy export, LBR, AIVAT)", description="Evaluation tools.")
+    p = sub.add_parser(
+        "eval",
+        help="evaluate a bot (exploitability, policy export, LBR, AIVAT)",
+        description="Evaluation tools; 'deepstack eval TOOL --help' explains each.",
+        epilog=EXAMPLES["exploitability"],
+        formatter_class=HelpFormatter,
+    )
     evsub = p.add_subparsers(dest="eval_command", required=True, metavar="TOOL")
     for name, helptext in (
         ("exploitability", "exact exploitability of the continual re-solving agent (Leduc)"),
@@ -45,13 +70,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             help=helptext,
             description=helptext + ": the agent is queried at every public "
             "state for all private cards, exactly as it plays through continual re-solving.",
+            epilog=EXAMPLES[name],
+            formatter_class=HelpFormatter,
         )
         q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
-        q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent (deepstack)")
-        q.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
-        q.add_argument("--iterations", type=int, default=None, help="CFR iterations per re-solve (default: config)")
+        q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent")
+        q.add_argument("--config", default=None, help=CONFIG_HELP)
+        q.add_argument("--iterations", type=int, default=None, help="CFR iterations per re-solve (default: the config's)")
         q.add_argument("--exact", action="store_true", help="ignore the value network: solve round 2 exactly")
-        q.add_argument("--json", action="store_true", help="print a JSON object")
+        q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
         if name == "export-policy":
             q.add_argument("--out", required=True, help="output JSON file")
         q.set_defaults(func=run_eval)
@@ -62,37 +89,42 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rule, its fold probabilities asked at hypothetical bets), with the check-down assumption. "
         "Settings per round: f c p a or 56, e.g. fc/fc/fc/fc, c/c/fcpa/fcpa, c/c/56/56, c/56/fc/fc (Leduc: fcp/fcp). "
         "Reports LBR's realised win rate and two unbiased estimates of it with less variance (showdowns averaged over "
-        "LBR's range for the bot; AIVAT). Resumable (chunks in --out), parallel over processes.",
+        "LBR's range for the bot; AIVAT). Resumable (chunks in --out), parallel over processes. " + ESTIMATE_NOTE,
+        epilog=EXAMPLES["lbr"],
+        formatter_class=HelpFormatter,
     )
-    q.add_argument("--game", required=True)
-    q.add_argument("--bot", default="deepstack", choices=["deepstack", "call", "random", "equilibrium"])
-    q.add_argument("--hands", type=int, required=True)
+    bots = ["deepstack", "call", "random", "equilibrium"]
+    q.add_argument("--game", required=True, help=GAME_HELP)
+    q.add_argument("--bot", default="deepstack", choices=bots, help="the bot LBR plays against (equilibrium: Leduc only)")
+    q.add_argument("--hands", type=int, required=True, help="hands to play (a resumed folder: the total)")
     q.add_argument("--setting", required=True, help="LBR actions per round, e.g. fc/fc/fc/fc")
-    q.add_argument("--config", default=None)
-    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of the bot (default: config)")
-    q.add_argument("--workers", type=int, default=1)
-    q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--out", default=None, help="folder for resumable chunks and the result")
+    q.add_argument("--config", default=None, help=CONFIG_HELP)
+    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of the bot (default: the config's)")
+    q.add_argument("--workers", type=int, default=1, help="processes playing chunks side by side")
+    q.add_argument("--seed", type=int, default=0, help="seed of the deals (hand i's cards come from the seed and i alone)")
+    q.add_argument("--out", default=None, help="folder for resumable chunks and the result (default: none, nothing kept)")
     q.add_argument(
         "--chunk", type=int, default=50, help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)"
     )
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_lbr_cli)
     q = evsub.add_parser(
         "aivat",
         help="a bot's winnings against an opponent: raw, duplicate and AIVAT estimates (Leduc)",
         description="Plays HANDS hands between two bots whose strategies are known (pairs of hands with the same "
         "cards and seats swapped) and reports raw, duplicate and AIVAT estimates with 95% intervals. AIVAT's "
-        "control variates are the values of an equilibrium of the full game (exact, Leduc games).",
+        "control variates are the values of an equilibrium of the full game (exact, Leduc games). " + ESTIMATE_NOTE,
+        epilog=EXAMPLES["aivat"],
+        formatter_class=HelpFormatter,
     )
-    q.add_argument("--game", required=True)
-    q.add_argument("--bot", default="deepstack", choices=["deepstack", "call", "random", "equilibrium"])
-    q.add_argument("--opponent", default="random", choices=["deepstack", "call", "random", "equilibrium"])
-    q.add_argument("--hands", type=int, required=True)
-    q.add_argument("--config", default=None)
-    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of a deepstack bot (default: config)")
-    q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
+    q.add_argument("--bot", default="deepstack", choices=bots, help="whose winnings")
+    q.add_argument("--opponent", default="random", choices=bots, help="the bot it plays against")
+    q.add_argument("--hands", type=int, required=True, help="hands to play (at least 2)")
+    q.add_argument("--config", default=None, help=CONFIG_HELP)
+    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of a deepstack bot (default: the config's)")
+    q.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots' sampling")
+    q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_aivat_cli)
     q = evsub.add_parser(
         "aivat-log",
@@ -101,10 +133,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "bots.jsonl) and reports the player's raw, duplicate and AIVAT win rates with 95% intervals. AIVAT corrects "
         "the board cards and the player's own decisions (its logged action probabilities), never the opponent's: "
         "unbiased against any opponent. Value functions: check-down values with both hands known; at the player's "
-        "decisions, optionally its own re-solve's values of each action, as logged in bots.jsonl (--action-values bot).",
+        "decisions, optionally its own re-solve's values of each action, as logged in bots.jsonl (--action-values bot). "
+        "A folder whose dealer logs are of several games is refused. " + ESTIMATE_NOTE,
+        epilog=EXAMPLES["aivat-log"],
+        formatter_class=HelpFormatter,
     )
-    q.add_argument("source", help="a match --log-dir folder")
-    q.add_argument("--player", default="deepstack", help="whose winnings (default deepstack)")
+    q.add_argument("source", help="a match --log-dir folder (its dealer logs pooled: one game)")
+    q.add_argument("--player", default="deepstack", help="whose winnings (a player name of the dealer logs)")
     q.add_argument("--decisions", default=None, help="the player's decision log (default: SOURCE/bots.jsonl)")
     q.add_argument(
         "--action-values",
@@ -113,26 +148,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="control variates at the player's decisions: check-down values with both hands known (default: "
         "the lower variance, measured) or the bot's logged re-solve values (check-down where a decision has none)",
     )
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_aivat_log_cli)
     q = evsub.add_parser(
         "plot",
         help="PNG pictures of a match or LBR run: winnings with 95%% bands, think time per street",
         description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
         "--out and writes OUT/winnings.png (cumulative winnings and running win rate with 95% bands; the duplicate "
-        "estimate when both seatings are there) and OUT/think.png (think time per decision by street).",
+        "estimate when both seatings are there) and OUT/think.png (think time per decision by street). A match's "
+        "series are named by seat as 'deepstack match' names them: seat 1 and seat 2 are the dealer's seats (the "
+        "order of the names in a log's first hand); a duplicate match's second log is 'seat 2, swapped' for the "
+        "first bot. A folder whose dealer logs are of several games is refused.",
+        epilog=EXAMPLES["plot"],
+        formatter_class=HelpFormatter,
     )
     q.add_argument("source", help="match log folder or LBR output folder")
     q.add_argument("--out", required=True, help="folder for the PNG files")
     q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
-    q.add_argument("--game", default=None, help="game (default: from the dealer log header)")
+    q.add_argument("--game", default=None, help="game (default: from the dealer log header or the LBR run.json)")
     q.add_argument("--limit-ms", type=float, default=7000.0, help="dealer's per-hand average to draw (default 7000)")
     q.add_argument(
         "--grid",
         action="append",
         default=None,
         metavar="LINE",
-        help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision)",
+        help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision); "
+        "repeatable (default: none)",
     )
     q.add_argument("--config", default=None, help="config for --grid (default: the shipped config.yaml)")
     q.set_defaults(func=run_plot_cli)
@@ -169,7 +210,9 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
     """``(game, series, matches)``: one player's winnings per hand (chips) from dealer logs of one
     match or several pooled in one folder: each seating's hands one after another, and the
     duplicate values (the mean of a deal in both seatings) of every log and its ``.swapped`` twin.
-    ``player`` defaults to the first player of the first log."""
+    ``player`` defaults to the first player of the first log. A seating is named by the player's
+    seat as ``deepstack match`` names it: the dealer's seat (its place among the names of the log's
+    first hand), ``seat 2, swapped`` for the first bot in a duplicate match's second log."""
     game_name = ""
     by_seating: dict[str, list[float]] = {}
     per_match: dict[str, list[dict[int, float]]] = {}
@@ -180,7 +223,7 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
             raise ValueError(f"{path}: no player named {player!r} (players: {', '.join(names)})")
         col = values[:, names.index(player)]
         swapped = path.stem.endswith(".swapped")
-        seating = "swapped" if swapped else f"seat {names.index(player) + 1}"  # its seat in the first hand
+        seating = f"seat {names.index(player) + 1}" + (", swapped" if swapped else "")  # its seat in the first hand
         by_seating.setdefault(seating, []).extend(col)
         per_match.setdefault(path.stem.removesuffix(".swapped"), []).append(dict(zip(hands, col)))
     series = {f"{player} ({label})": np.array(v) for label, v in by_seating.items()}
@@ -201,7 +244,12 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         series: dict[str, np.ndarray] = {}
         game_name, pooled = "", ""
         lbr = sorted(source.glob("lbr-[0-9]*.json"))
-        logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
+        found = dealer_logs(source)
+        one_game(source, found)  # a folder mixing games is refused, naming them
+        logs = [path for path, _ in found]
+        if args.grid:  # before any picture: a wrong config or model path is named at once
+            grid_game = load_game(args.game or one_game(source, found) or "hunl")
+            check_models(grid_game, load_config(args.config))
         if lbr:
             values = [v for p in lbr for v in json.loads(p.read_text())]
             # result.json is written when a run ends, run.json when it starts (a stopped run has only that)
@@ -222,7 +270,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             raise ValueError(f"{source}: no dealer logs (*.log) or LBR chunks (lbr-*.json) in it")
         game = load_game(args.game or game_name)
         unit = float(game.big_blind)
-    except (OSError, GameDefError, ValueError, json.JSONDecodeError) as exc:
+    except (OSError, GameDefError, ValueError, json.JSONDecodeError, ModelError) as exc:
         print(f"deepstack eval plot: error: {exc}", file=sys.stderr)
         return 2
     written = []
@@ -332,7 +380,9 @@ def _estimates_json(result: dict, scale: float) -> dict:
 
 def _print_estimates(result: dict, scale: float) -> None:
     for name, est in result.items():
-        print(f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (std {est.std * scale:.1f}, n={est.n})")
+        print(
+            f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (95% CI; std {est.std * scale:.1f}, n={est.n})"
+        )
 
 
 def run_aivat_log_cli(args: argparse.Namespace) -> int:
@@ -340,10 +390,11 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
     try:
         if not source.is_dir():
             raise ValueError(f"{source}: not a folder (give a match --log-dir)")
-        logs = [p for p in sorted(source.glob("*.log")) if p.read_text(errors="replace").startswith("# name/game/hands/seed")]
-        if not logs:
+        found = dealer_logs(source)
+        if not found:
             raise ValueError(f"{source}: no dealer logs in it")
-        game_name = read_dealer_log(logs[0])[0]
+        game_name = one_game(source, found)  # a folder mixing games is refused, naming them
+        logs = [path for path, _ in found]
         game = load_game(game_name)
         decisions = Path(args.decisions) if args.decisions else source / "bots.jsonl"
         start = time.perf_counter()
@@ -521,6 +572,12 @@ def run_eval(args: argparse.Namespace) -> int:
             f"{tool}: error: exact evaluation is for Leduc games; {args.game} is too large (use deepstack eval lbr)",
             file=sys.stderr,
         )
+        return 2
+    try:
+        if not args.exact:  # a wrong model path is named by its config key, before any solve
+            check_models(game, config)
+    except ModelError as exc:
+        print(f"{tool}: error: {exc}", file=sys.stderr)
         return 2
     bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
     if args.iterations is not None:

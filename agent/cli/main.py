@@ -6,18 +6,19 @@ import argparse
 import importlib
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 # Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
 from agent.bots.config import ConfigError, HoldemModels, load_config
-from agent.bots.deepstack import _checked_file
+from agent.bots.deepstack import _checked_file, check_models
 from agent.bots.registry import bot_names, make_bot
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
-from agent.evaluation.match import run_match
+from agent.cli.common import GAME_HELP, HelpFormatter, example, port
+from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
 from agent.nets.buckets import BucketTable, PreflopClasses, fit_buckets
 from agent.nets.encoding import SituationEncoder
@@ -37,11 +38,10 @@ from agent.training.datagen import (
 )
 from agent.training.train import TrainSpec, train
 from protocol.client import play
+from protocol.dealer import build_parser as dealer_parser
 from protocol.dealer import main as dealer_main
-from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
+from protocol.gamedef import Game, GameDefError, load_game
 from protocol.logs import configure_logging
-
-GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"
 
 
 def _load_game_or_exit(text: str) -> Game:
@@ -52,7 +52,7 @@ def _load_game_or_exit(text: str) -> Game:
 
 
 # ---------------------------------------------------------------------- play
-PLAY_EXIT_CODES = """exit codes:
+PLAY_EPILOG = """exit codes:
   0  the match ended: the dealer closed the connection after a finished hand
   1  the dealer could not be reached (nothing listening within client.connect_timeout_s)
   2  bad arguments, config, game file or model file
@@ -61,7 +61,9 @@ PLAY_EXIT_CODES = """exit codes:
 In 3 and 4 the summary line is printed, the error names the hand and its betting, and the logs
 are kept as written up to then.
 
-example:
+a dealer to play against: deepstack dealer m hunl 1000 0 deepstack opponent -p 18791,18792
+
+example (seat 1 of that dealer):
   deepstack play --host 127.0.0.1 --port 18791 --game hunl --log-json decisions.jsonl"""
 
 #: exit status of ``deepstack play`` by how the match ended
@@ -73,17 +75,21 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
         "play",
         help="play a match against an ACPC dealer",
         description="Connect to an ACPC dealer and play until it closes the connection.",
-        epilog=PLAY_EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=PLAY_EPILOG,
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("--game", default="hunl", help=GAME_HELP + " (default hunl)")
-    p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays (default deepstack)")
-    p.add_argument("--host", default="127.0.0.1", help="dealer host (default 127.0.0.1)")
-    p.add_argument("--port", type=int, required=True, help="the seat's port printed by the dealer")
-    p.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices (default: config)")
+    p.add_argument("--game", default="hunl", help=GAME_HELP)
+    p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays")
+    p.add_argument("--host", default="127.0.0.1", help="dealer host")
+    p.add_argument("--port", type=port, required=True, help="the seat's port printed by the dealer (1..65535)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices (default: the config's seed)")
     p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
-    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: config)")
-    p.add_argument("--log-json", default=None, help="also write JSON-lines logs to this file")
+    p.add_argument(
+        "--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: the config's device)"
+    )
+    p.add_argument(
+        "--log-json", default=None, help="also write JSON-lines logs (one line per decision) to this file (default: none)"
+    )
     p.set_defaults(func=_run_play)
 
 
@@ -127,21 +133,40 @@ def _run_play(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- match
+SEATS_HELP = (
+    "Seats: seat 1 and seat 2 are the dealer's seats, as in its SCORE line and logs and in 'deepstack eval plot' "
+    "(positions alternate every hand). BOT1 sits in seat 1; with --duplicate a second match deals the same cards "
+    "with the seats swapped."
+)
+
+
 def _add_match(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "match",
         help="run a local match between two bots through our dealer",
-        description="Start the dealer and both seats on loopback (real TCP) and report the result. "
+        description="Start the dealer and both seats on loopback (real TCP) and report the result: each match's "
+        "SCORE, BOT1's win rate per seating (and per deal with --duplicate) in mbb/g with its 95% confidence "
+        "interval, think times and corrected actions; a progress line goes to stderr every 10% of the hands. "
         "A seat is a built-in bot (" + ", ".join(bot_names()) + ") or 'cmd:' + a command line "
-        "with {host} and {port} placeholders (run without a shell).",
+        "with {host} and {port} placeholders (run without a shell). " + SEATS_HELP + " Every match writes its "
+        "logs to a folder of its own: a folder that already holds a match's logs is refused.",
+        epilog="logs: the dealer logs, the built-in bots' decisions (bots.jsonl) and each 'cmd:'\n"
+        "seat's output go to --log-dir (default: a new folder runs/match-GAME-YYYYmmddTHHMMSSZ, UTC).\n\n"
+        + example("deepstack match leduc 300 deepstack random --duplicate --seed 1"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("game", help=GAME_HELP)
     p.add_argument("hands", type=int, help="number of hands (per seating with --duplicate)")
-    p.add_argument("bot1", help="seat 1")
-    p.add_argument("bot2", help="seat 2")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deal (default 0)")
+    p.add_argument("bot1", metavar="BOT1", help="the bot in seat 1 (the one whose win rate is reported)")
+    p.add_argument("bot2", metavar="BOT2", help="the bot in seat 2")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deal")
     p.add_argument("--duplicate", action="store_true", help="play every deal twice with the seats swapped")
-    p.add_argument("--log-dir", default="runs/match", help="where the dealer logs go (default runs/match)")
+    p.add_argument(
+        "--log-dir",
+        default=None,
+        help="a new or empty folder for the logs; one holding another match's logs is refused "
+        "(default: a new folder runs/match-GAME-TIME, TIME in UTC)",
+    )
     p.add_argument("--t_response", type=int, default=600_000, help="dealer limit: ms per response")
     p.add_argument("--t_hand", type=int, default=600_000, help="dealer limit: ms per player per hand")
     p.add_argument("--t_per_hand", type=int, default=7_000, help="dealer limit: average ms per hand")
@@ -154,6 +179,14 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
         help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' DeepStack seat "
         "solves its first states before it connects, up to minutes on a loaded CPU)",
     )
+    p.add_argument(
+        "--progress",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a progress line on stderr every N hands: hands done, BOT1's win rate so far with its 95%% interval, "
+        "mean think times (default: every 10%% of the hands; 0: none)",
+    )
     p.set_defaults(func=_run_match)
 
 
@@ -163,11 +196,27 @@ def _run_match(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"deepstack match: error: {exc}", file=sys.stderr)
         return 2
-    configure_logging("warning", Path(args.log_dir) / "bots.jsonl")
     game = _load_game_or_exit(args.game)
     if args.hands <= 0:
         print("deepstack match: error: HANDS must be positive", file=sys.stderr)
         return 2
+    if args.progress is not None and args.progress < 0:
+        print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)
+        return 2
+    try:
+        for seat in (args.bot1, args.bot2):
+            parse_seat(seat)
+            if seat == "deepstack":  # before any folder is made: a wrong model path named by its key
+                check_models(game, config)
+        if args.log_dir is None:
+            log_dir = new_log_dir(game)
+        else:
+            log_dir = Path(args.log_dir)
+            check_log_dir(log_dir)
+    except (ValueError, ModelError) as exc:
+        print(f"deepstack match: error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging("warning", log_dir / "bots.jsonl")
     try:
         report = run_match(
             game,
@@ -176,7 +225,9 @@ def _run_match(args: argparse.Namespace) -> int:
             [args.bot1, args.bot2],
             seed=args.seed,
             duplicate=args.duplicate,
-            log_dir=Path(args.log_dir),
+            log_dir=log_dir,
+            progress=None if args.progress == 0 else (lambda line: print(line, file=sys.stderr, flush=True)),
+            progress_every=args.progress or 0,
             t_response_ms=args.t_response,
             t_hand_ms=args.t_hand,
             t_per_hand_ms=args.t_per_hand,
@@ -189,7 +240,7 @@ def _run_match(args: argparse.Namespace) -> int:
         return 2
     for line in report.summary_lines():
         print(line)
-    print(f"logs: {Path(args.log_dir).resolve()}")
+    print(f"logs: {log_dir.resolve()}")
     return 0 if report.ok else 1
 
 
@@ -214,16 +265,20 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         description="Random situations (board, pot, R(S,p) ranges) at the start of a round, solved by the "
         "re-solver; written as resumable shards (an interrupted run continues where it stopped; more "
         "--situations extend a folder; a folder made with other settings is refused).",
+        epilog=example("deepstack generate --game leduc --situations 1000 --out data/leduc"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--game", required=True, help=GAME_HELP)
-    p.add_argument("--round", type=int, default=None, help="round at whose start situations are made (default 1)")
+    p.add_argument(
+        "--round", type=int, default=None, help="Leduc: round at whose start situations are made (default 1; hold'em: --street)"
+    )
     p.add_argument(
         "--street",
         choices=["turn", "flop", "preflop-aux"],
         default=None,
         help="hold'em: the network's street: turn (situations at the start of the turn, solved to the end), "
         "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
-        "preflop-aux (end of the pre-flop: the flop network averaged over the flops)",
+        "preflop-aux (end of the pre-flop: the flop network averaged over the flops) (default: none, for Leduc games)",
     )
     p.add_argument("--turn-net", default=None, help="--street flop: the turn network (default: models/holdem/turn.pt)")
     p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
@@ -233,7 +288,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="--street preflop-aux: flops averaged per situation (default all 22100; fewer: a seeded sample)",
     )
-    p.add_argument("--situations", type=int, required=True, help="number of situations")
+    p.add_argument("--situations", type=int, required=True, help="number of situations (more extend a folder)")
     p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
     p.add_argument(
@@ -250,7 +305,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
         "what data made before this option was solved with)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the situations drawn (more data for a network: another seed)")
     p.add_argument(
         "--device",
         default="auto",
@@ -264,12 +319,13 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
         "one at a time on the CPU, on a GPU as many as half its free memory holds)",
     )
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, help="output folder (resumed when it holds this run's shards)")
     p.add_argument(
         "--ray-address",
         default=None,
         help="solve the shards as Ray tasks (needs the 'ray' extra): 'local' (a Ray instance on this "
-        "machine, all cores), 'auto' (the cluster this machine is part of) or ray://HOST:PORT",
+        "machine, all cores), 'auto' (the cluster this machine is part of) or ray://HOST:PORT (default: none, "
+        "solved in this process)",
     )
     p.add_argument("--ray-cpus", type=int, default=None, help="with --ray-address local: CPUs to use (default all)")
     p.set_defaults(func=_run_generate)
@@ -376,7 +432,13 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a value network on generated data and export it as TorchScript",
         description="Adam with a learning-rate drop, a validation split, the best epoch kept, a loss curve PNG; "
-        "exports OUT/NAME.pt (TorchScript) and records it in the model manifest.",
+        "exports OUT/NAME.pt (TorchScript) and records it in the model manifest. An interrupted run resumes "
+        "from OUT/NAME.ckpt (kept every 10 epochs) when the same command runs again.",
+        epilog=example(
+            "deepstack train --game leduc --data data/leduc --out my-models --name leduc-mine --epochs 20",
+            "on the data of the 'deepstack generate' example",
+        ),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--game", required=True, help=GAME_HELP + " (hand-level networks: leduc, leduc-limit)")
     p.add_argument(
@@ -388,21 +450,22 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         "fixes the validation split); they must be data of one network and hold different situations: generate "
         "more with another --seed",
     )
-    p.add_argument("--out", required=True, help="output folder (e.g. models/leduc)")
-    p.add_argument("--name", required=True, help="model name in the manifest")
-    p.add_argument("--epochs", type=int, default=200)
-    p.add_argument("--batch-size", type=int, default=1000)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--lr-late", type=float, default=1e-4)
-    p.add_argument("--lr-drop-epoch", type=int, default=150)
-    p.add_argument("--hidden", type=int, default=500)
-    p.add_argument("--layers", type=int, default=7)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output folder (models/leduc replaces a shipped network and its manifest entry)")
+    p.add_argument("--name", required=True, help="model name in the manifest (the files are OUT/NAME.pt, .ckpt, .loss.png)")
+    p.add_argument("--epochs", type=int, default=200, help="passes over the training data")
+    p.add_argument("--batch-size", type=int, default=1000, help="situations per Adam step")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate until --lr-drop-epoch")
+    p.add_argument("--lr-late", type=float, default=1e-4, help="the learning rate from --lr-drop-epoch on")
+    p.add_argument("--lr-drop-epoch", type=int, default=150, help="the epoch at which the learning rate drops to --lr-late")
+    p.add_argument("--hidden", type=int, default=500, help="units per hidden layer")
+    p.add_argument("--layers", type=int, default=7, help="hidden layers")
+    p.add_argument("--seed", type=int, default=0, help="seed of the validation split, the initial weights and the batch order")
     p.add_argument(
         "--street",
         choices=["turn", "flop", "preflop-aux"],
         default=None,
-        help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes)",
+        help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes) "
+        "(default: none, for Leduc games)",
     )
     p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
     p.set_defaults(func=_run_train)
@@ -474,15 +537,20 @@ def _add_buckets(sub: argparse._SubParsersAction) -> None:
         help="build the hold'em card abstraction (flop and turn buckets) and the pre-flop check-down matrix",
         description="k-means with earth mover's distance over equity histograms of random boards' hands "
         "(flop and turn), and the Monte-Carlo pre-flop check-down matrix; written to --out with manifest entries.",
+        epilog=example(
+            "deepstack buckets --street preflop --preflop-boards 1000 --out my-buckets",
+            "a quick pre-flop check-down matrix; the default --out models/holdem replaces the shipped tables",
+        ),
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("--street", choices=["flop", "turn", "preflop", "all"], default="all")
+    p.add_argument("--street", choices=["flop", "turn", "preflop", "all"], default="all", help="what to build")
     p.add_argument("--buckets", type=int, default=1000, help="clusters per street (default 1000)")
     p.add_argument("--boards", type=int, default=400, help="random boards whose hands are clustered (default 400)")
     p.add_argument("--sample", type=int, default=100_000, help="hands sampled for k-means (default 100000)")
     p.add_argument("--iterations", type=int, default=20, help="k-means iterations (default 20)")
     p.add_argument("--bins", type=int, default=50, help="equity histogram bins (default 50)")
     p.add_argument("--preflop-boards", type=int, default=10_000, help="random boards of the pre-flop matrix")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the boards and of k-means")
     p.add_argument("--out", default="models/holdem", help="output folder (default models/holdem)")
     p.set_defaults(func=_run_buckets)
 
@@ -557,6 +625,14 @@ BENCHES = {
     "resolve": "agent.cli.bench_resolve:main",
     "parity": "agent.cli.bench_parity:main",
 }
+#: each suite's argument parser (its --help), by the same names
+BENCH_PARSERS = {
+    "solver": "agent.cli.solve:bench_parser",
+    "native": "native.bench:build_parser",
+    "generate": "agent.cli.bench_generate:build_parser",
+    "resolve": "agent.cli.bench_resolve:build_parser",
+    "parity": "agent.cli.bench_parity:build_parser",
+}
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
@@ -566,9 +642,11 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
         description="Run a benchmark suite: " + ", ".join(BENCHES) + ". Each prints one JSON object per "
         "measurement (bench, value, unit, impl, device, threads, ...). 'deepstack bench SUITE --help' "
         "lists the suite's options.",
+        epilog=example("deepstack bench solver --quick"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("suite", choices=sorted(BENCHES), help="which benchmarks")
-    p.add_argument("options", nargs=argparse.REMAINDER, help="options of the suite")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="options of the suite ('deepstack bench SUITE --help')")
     p.set_defaults(func=_run_bench)
 
 
@@ -594,12 +672,34 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepstack",
-        description="DeepStack for ACPC poker: play, run matches, solve, train and evaluate.",
+        description="DeepStack for ACPC poker: play, run matches, solve, train and evaluate. "
+        "'deepstack COMMAND --help' explains a command and ends with an example.",
+        epilog=example("deepstack match leduc 300 deepstack random --duplicate"),
+        formatter_class=HelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in _ADDERS:
         add(sub)
     return parser
+
+
+def all_parsers() -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """``(command, parser)`` of every command as its ``--help`` shows it: ``""`` (``deepstack``
+    itself), each subcommand and each nested one (``eval lbr``), the dealer's own parser and each
+    benchmark suite's (``bench solver``)."""
+
+    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+        name = " ".join(path)
+        yield name, dealer_parser() if name == "dealer" else parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child_name, child in action.choices.items():
+                    yield from walk(child, path + (child_name,))
+
+    yield from walk(build_parser(), ())
+    for suite, target in BENCH_PARSERS.items():
+        module, _, func = target.partition(":")
+        yield f"bench {suite}", getattr(importlib.import_module(module), func)()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agent.cli.common import HelpFormatter, example
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
@@ -56,14 +57,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Solve a spot given on the command line or taken from a spots.yaml file "
         "(--spots FILE --spot NAME). Prints the strategy of the player to act as 13x13 grids, the "
         "exploitability reached and the time.",
+        epilog=example("deepstack solve --board QsJh2h8d3c --pot 10 --stack 95 --oop random --ip random --target 0.5"),
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("--spots", default=None, help=f"a spots.yaml file (e.g. the shipped {DEFAULT_SPOTS.name})")
-    p.add_argument("--spot", default=None, help="name of the spot in --spots (river, turn, flop)")
-    p.add_argument("--board", default=None, help="board cards, e.g. QsJh2h8d3c")
+    p.add_argument("--spots", default=None, help=f"a spots.yaml file (default with --spot: the shipped {DEFAULT_SPOTS.name})")
+    p.add_argument("--spot", default=None, help="name of the spot in --spots, e.g. river, turn, flop (default: its first)")
+    p.add_argument("--board", default=None, help="board cards, e.g. QsJh2h8d3c (default: none; give it or --spot)")
     p.add_argument("--pot", type=int, default=10, help="pot in chips (default 10)")
     p.add_argument("--stack", type=int, default=95, help="effective stack behind (default 95)")
     p.add_argument("--oop", default="random", help="out-of-position range (range notation or 'random')")
-    p.add_argument("--ip", default="random", help="in-position range")
+    p.add_argument("--ip", default="random", help="in-position range (range notation or 'random')")
     p.add_argument("--bets", default="1", help="bet sizes as pot fractions, comma separated (default 1)")
     p.add_argument("--raises", default="0.5", help="raise sizes as pot fractions (default 0.5)")
     p.add_argument("--max-bets", type=int, default=4, help="bets/raises per round (default 4)")
@@ -71,7 +74,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--line",
         default="",
         help="actions already taken in this round, ACPC style with raise-to amounts "
-        "(e.g. r15: out of position bet 10 into a pot of 10; the in-position player is then to act)",
+        "(e.g. r15: out of position bet 10 into a pot of 10; the in-position player is then to act) "
+        "(default: none, the round's first decision)",
     )
     p.add_argument("--no-allin", action="store_true", help="leave all-in out of the bet sizes")
     p.add_argument("--iterations", type=int, default=1000, help="maximum CFR iterations (default 1000)")
@@ -81,9 +85,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="stop at this exploitability, in %% of the pot (default 0.3; 0: run exactly --iterations)",
     )
-    p.add_argument("--algorithm", default="dcfr", choices=["dcfr", "cfr+", "dcfr+", "hybrid"])
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--plot", default=None, help="also draw the grids to this PNG file")
+    p.add_argument("--algorithm", default="dcfr", choices=["dcfr", "cfr+", "dcfr+", "hybrid"], help="CFR variant")
+    p.add_argument(
+        "--device", default="auto", choices=["auto", "cpu", "cuda"], help="where the solve runs (auto: CUDA when present)"
+    )
+    p.add_argument("--plot", default=None, help="also draw the grids to this PNG file (default: none)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.set_defaults(func=run_solve)
 
@@ -276,17 +282,36 @@ def bench_deepstack(device: str, iterations: dict[str, int]) -> list[dict[str, A
     return rows
 
 
-def bench_main(argv: list[str]) -> int:
+def bench_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="deepstack bench solver", description="Solve the standard spots and DeepStack re-solves; JSON lines."
+        prog="deepstack bench solver",
+        description="Solve the standard spots and DeepStack re-solves; JSON lines.",
+        epilog=example("deepstack bench solver --quick"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--spots", default=str(DEFAULT_SPOTS), help="spots.yaml (default: the shipped standard spots)")
-    p.add_argument("--spot", action="append", default=None, help="spot names (default river and turn)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--deepstack-river-iterations", type=int, default=2000)
-    p.add_argument("--deepstack-turn-iterations", type=int, default=1000)
+    p.add_argument("--spot", action="append", default=None, help="spot names, repeatable (default river and turn)")
+    p.add_argument(
+        "--device", default="auto", choices=["auto", "cpu", "cuda"], help="where the solves run (auto: CUDA when present)"
+    )
+    p.add_argument(
+        "--deepstack-river-iterations",
+        type=int,
+        default=2000,
+        help="iterations of the full-range DeepStack river re-solve (0: skip it)",
+    )
+    p.add_argument(
+        "--deepstack-turn-iterations",
+        type=int,
+        default=1000,
+        help="iterations of the full-range DeepStack turn re-solve (0: skip it)",
+    )
     p.add_argument("--quick", action="store_true", help="river spot only and short DeepStack re-solves (CI)")
-    args = p.parse_args(argv)
+    return p
+
+
+def bench_main(argv: list[str]) -> int:
+    args = bench_parser().parse_args(argv)
     names = args.spot or (["river"] if args.quick else ["river", "turn"])
     iters = {"river": args.deepstack_river_iterations, "turn": args.deepstack_turn_iterations}
     if args.quick:
@@ -302,4 +327,4 @@ def bench_main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["add_parser", "run_solve", "bench_main", "class_label"]
+__all__ = ["add_parser", "run_solve", "bench_main", "bench_parser", "class_label"]

@@ -4,16 +4,27 @@ A seat is a built-in bot (run in this process by the protocol client, in its own
 or ``cmd:`` followed by a command line with ``{host}`` and ``{port}`` placeholders, run as
 a separate process without a shell. With ``duplicate`` every deal is played twice with
 the seats swapped, and the per-deal average is the duplicate estimate.
+
+Seats are named as the dealer names them, here and in ``deepstack eval plot``: seat 1 and
+seat 2 are the dealer's first and second seat (the order of the names on its ``SCORE`` line
+and in its log's first hand; the positions alternate every hand). The first bot of a match
+sits in seat 1; the duplicate match swaps the seats.
+
+Each match gets a folder of its own (:func:`new_log_dir`); :func:`check_log_dir` refuses a
+folder that already holds a match's logs, so that no match is appended to another.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agent.bots.config import Config
@@ -30,6 +41,7 @@ from protocol.dealer import (
     SeatStats,
     format_value,
 )
+from protocol.dealer_log import dealer_logs, describe_games
 from protocol.gamedef import DeckConvention, Game
 from protocol.logs import get_logger
 
@@ -73,12 +85,10 @@ class MatchReport:
     def ok(self) -> bool:
         return bool(self.results) and all(r.ok for r in self.results)
 
-    def seat1_values(self) -> list[float]:
-        """Per-hand value of the first bot (seat 1 of the first match), all matches pooled."""
-        vals = [v[0] for v in self.results[0].hand_values]
-        if len(self.results) > 1:
-            vals += [v[1] for v in self.results[1].hand_values]
-        return vals
+    def first_bot_values(self, match: int) -> list[float]:
+        """Per-hand value of the first bot in match ``match`` (0: it sits in seat 1; 1, the
+        duplicate match: seat 2)."""
+        return [v[match] for v in self.results[match].hand_values]
 
     def duplicate_values(self) -> list[float]:
         """Per-deal average of the first bot's value over the two seatings."""
@@ -97,7 +107,9 @@ class MatchReport:
         bot1 = self.names[0]
         hands = sum(r.hands_played for r in self.results)
         lines.append(f"hands: {hands}")
-        lines.append(f"{bot1} (seat 1): {estimate(self.seat1_values(), unit)}")
+        for match, label in enumerate(("seat 1", "seat 2, swapped")[: len(self.results)]):
+            values = self.first_bot_values(match)
+            lines.append(f"{bot1} ({label}): {estimate(values, unit)} over {len(values)} hands")
         if len(self.results) == 2:
             lines.append(f"{bot1} duplicate: {estimate(self.duplicate_values(), unit)} over {len(self.duplicate_values())} deals")
         for i, name in enumerate(self.names):
@@ -118,6 +130,93 @@ class MatchReport:
 
     def corrections(self, name_index: int) -> int:
         return sum(self._stats_of(name_index, r).corrections for r in self.results)
+
+
+class MatchProgress:
+    """One progress line every ``every`` hands (and after the last): hands done of the total, the
+    first bot's win rate so far with its 95% interval (both seatings pooled), each bot's mean
+    think time per decision (as the dealer measured it) and the seconds since the start."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        total: int,
+        big_blind: float,
+        every: int,
+        write: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.names = tuple(names)
+        self.total = total
+        self.big_blind = big_blind
+        self.every = every
+        self.write = write
+        self.clock = clock
+        self.start = clock()
+        self.values: list[float] = []
+        self._finished: list[tuple[int, int]] = [(0, 0) for _ in names]  # (decisions, µs) of ended matches
+        self._current: list[tuple[int, int]] = [(0, 0) for _ in names]
+        self._first_bot_seat = 0
+
+    def start_match(self, first_bot_seat: int) -> Callable[[int, tuple[float, ...], list[SeatStats]], None]:
+        """The dealer's per-hand callback for the next match, where the first bot sits in ``first_bot_seat``."""
+        self._finished = [(a[0] + b[0], a[1] + b[1]) for a, b in zip(self._finished, self._current)]
+        self._current = [(0, 0) for _ in self.names]
+        self._first_bot_seat = first_bot_seat
+        return self._on_hand
+
+    def _on_hand(self, hand_id: int, values: tuple[float, ...], stats: list[SeatStats]) -> None:
+        seat = self._first_bot_seat
+        self.values.append(values[seat])
+        order = (seat, 1 - seat)  # the seat of each bot in this match
+        self._current = [(stats[order[i]].decisions, stats[order[i]].think_us) for i in range(len(self.names))]
+        done = len(self.values)
+        if done % self.every == 0 or done == self.total:
+            self.write(self.line())
+
+    def line(self) -> str:
+        done = len(self.values)
+        think = []
+        for name, a, b in zip(self.names, self._finished, self._current):
+            decisions, micros = a[0] + b[0], a[1] + b[1]
+            think.append(f"{name} {micros / 1000.0 / decisions if decisions else 0.0:.1f}")
+        return (
+            f"match: {done}/{self.total} hands ({100 * done / self.total:.0f}%), "
+            f"{self.names[0]} {estimate(self.values, self.big_blind)}, "
+            f"think {' / '.join(think)} ms per decision, {self.clock() - self.start:.0f} s"
+        )
+
+
+def new_log_dir(game: Game, root: Path = Path("runs"), now: datetime | None = None) -> Path:
+    """A new folder ``ROOT/match-GAME-YYYYmmddTHHMMSSZ`` (UTC; ``-2``, ``-3``, ... when taken), made now."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    base = f"match-{re.sub(r'[^A-Za-z0-9_.-]+', '-', game.name)}-{stamp}"
+    root.mkdir(parents=True, exist_ok=True)
+    for k in range(1, 1000):
+        path = root / (base if k == 1 else f"{base}-{k}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"{root / base}: taken 999 times")
+
+
+def check_log_dir(path: Path, default: str = "a new runs/match-GAME-TIME folder") -> None:
+    """Refuse a folder that already holds the logs of a match (its dealer logs or its bots'
+    ``bots.jsonl``): a new match there would be appended to another, of this game or another one.
+    ``default`` says what leaving --log-dir out gives."""
+    if not path.is_dir():
+        return
+    logs = dealer_logs(path)
+    found = describe_games(logs) if logs else ""
+    if not logs and (path / "bots.jsonl").exists():
+        found = "bots.jsonl"
+    if found:
+        raise ValueError(
+            f"{path}: already holds the logs of another match ({found}); each match is written to a folder of "
+            f"its own: give a new --log-dir, or leave it out for {default}"
+        )
 
 
 def _seat_names(specs: Sequence[SeatSpec]) -> tuple[str, str]:
@@ -143,6 +242,7 @@ def run_single(
     host: str = "127.0.0.1",
     connect_timeout_s: float = 600.0,
     bot_config: Config | None = None,
+    on_hand: Callable[[int, tuple[float, ...], list[SeatStats]], None] | None = None,
 ) -> tuple[DealerResult, list[ClientSummary | None]]:
     """One match through our dealer; returns the dealer's result and the built-in seats' summaries."""
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -169,7 +269,7 @@ def run_single(
     # built before the dealer starts: a bot that cannot start (bad model, bad config) stops us here
     bots = {i: make_bot(spec.bot, game, bot_config, seed=seed * 2 + i) for i, spec in enumerate(specs) if spec.bot is not None}
     with open(err_path, "w", encoding="ascii") as err, open(log_dir / f"{match_name}.dealer.out", "w") as out:
-        dealer = Dealer(dealer_config, out=out, err=err)
+        dealer = Dealer(dealer_config, out=out, err=err, on_hand=on_hand)
         ports = dealer.open()
         result_box: list[DealerResult] = []
         dealer_thread = threading.Thread(target=lambda: result_box.append(dealer.run()), name="dealer", daemon=True)
@@ -219,9 +319,13 @@ def run_match(
     seed: int = 0,
     duplicate: bool = False,
     log_dir: Path | str = "runs/match",
+    progress: Callable[[str], None] | None = None,
+    progress_every: int = 0,
     **options: object,
 ) -> MatchReport:
-    """Play ``hands`` hands (twice, seats swapped, with ``duplicate``) and collect the results."""
+    """Play ``hands`` hands (twice, seats swapped, with ``duplicate``) and collect the results;
+    with ``progress``, a :class:`MatchProgress` line goes to it every ``progress_every`` hands
+    (0: every 10% of the match)."""
     specs = [parse_seat(s) for s in seats]
     if len(specs) != 2:
         raise ValueError("a match needs exactly two seats")
@@ -229,7 +333,10 @@ def run_match(
     log_dir = Path(log_dir)
     report = MatchReport(game=game, names=names)
     base = f"{game.name}.{names[0]}.vs.{names[1]}.s{seed}"
-    result, summaries = run_single(game, game_label, hands, specs, names, seed, log_dir, base, **options)  # type: ignore[arg-type]
+    total = hands * (2 if duplicate else 1)
+    tracker = MatchProgress(names, total, game.big_blind, progress_every or max(1, total // 10), progress) if progress else None
+    on_hand = tracker.start_match(0) if tracker else None
+    result, summaries = run_single(game, game_label, hands, specs, names, seed, log_dir, base, on_hand=on_hand, **options)  # type: ignore[arg-type]
     report.results.append(result)
     report.clients.append(summaries)
     if duplicate and result.ok:
@@ -242,6 +349,7 @@ def run_match(
             seed,
             log_dir,
             base + ".swapped",
+            on_hand=tracker.start_match(1) if tracker else None,
             **options,  # type: ignore[arg-type]
         )
         report.results.append(result)

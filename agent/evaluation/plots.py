@@ -68,7 +68,9 @@ def winnings_png(path: str | Path, series: dict[str, np.ndarray], unit: float, t
         rate = 1000.0 * mean / unit
         half = 1000.0 * 1.96 * np.sqrt(var / n) / unit
         start = min(len(v) - 1, max(1, len(v) // 50))  # the first few hands say nothing
-        bottom.plot(n[start:], rate[start:], color=line.get_color(), label=f"{name}: {rate[-1]:+.0f} ± {half[-1]:.0f} mbb/g")
+        bottom.plot(
+            n[start:], rate[start:], color=line.get_color(), label=f"{name}: {rate[-1]:+.0f} ± {half[-1]:.0f} mbb/g (95% CI)"
+        )
         bottom.fill_between(n[start:], (rate - half)[start:], (rate + half)[start:], color=line.get_color(), alpha=0.2)
     top.axhline(0, color="grey", lw=0.8)
     bottom.axhline(0, color="grey", lw=0.8)

@@ -16,7 +16,7 @@ import numpy as np
 
 from agent.bots.baselines import random_actions
 from agent.bots.config import load_config
-from agent.bots.deepstack import hunl_settings, is_hunl, leduc_settings
+from agent.bots.deepstack import check_models, hunl_settings, is_hunl, leduc_settings
 from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import Solution, SolverConfig, solve_ranges
@@ -145,6 +145,7 @@ class ProviderFactory:
             return SolutionProvider(sol)
         if self.bot == "deepstack":
             config = load_config(self.config_path)
+            check_models(game, config)  # a wrong model path is named by its config key, before any solve
             if game.deck_size == 6:
                 cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
                 if self.iterations:

@@ -26,7 +26,8 @@ class Estimate:
         return {"mean": self.mean * scale, "ci95": self.ci95 * scale, "std": self.std * scale, "n": self.n}
 
     def __str__(self) -> str:
-        return f"{self.mean:+.1f} ± {self.ci95:.1f} {self.unit}"
+        """``+12.3 ± 4.5 mbb/g (95% CI)``: the ± is the half-width of the 95% confidence interval."""
+        return f"{self.mean:+.1f} ± {self.ci95:.1f} {self.unit} (95% CI)"
 
 
 def estimate(values: Sequence[float], big_blind: float | None = None) -> Estimate:

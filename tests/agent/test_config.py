@@ -1,10 +1,21 @@
+"""``config.yaml``: the loader checks every key and names the file, the line and the key of what is
+wrong; paths in a file resolve against the file's folder."""
+
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from agent.bots.config import Config, ConfigError, config_from_dict, load_config
+from agent.bots.config import Config, ConfigError, config_from_dict, default_config, load_config
+from models import MODELS_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_shipped_config_loads_and_matches_defaults() -> None:
@@ -12,7 +23,10 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
     assert isinstance(config, Config)
     assert config.device in ("auto", "cpu", "cuda")
     # a non-editable install without the file falls back to the built-in defaults: they must agree
-    assert config == Config()
+    assert config == default_config()
+    # its relative paths are the repository's (where config.yaml lives), wherever the command runs
+    assert config.bot.leduc.value_net == str(ROOT / "models" / "leduc" / "leduc.pt")
+    assert config.bot.hunl.models.preflop_checkdown == str(ROOT / "models" / "holdem" / "preflop-checkdown.npz")
 
 
 @pytest.mark.parametrize(
@@ -44,6 +58,10 @@ def test_bad_files(tmp_path: Path) -> None:
     bad.write_text("device: [unclosed")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(bad)
+    bad.write_bytes(b"seed: 1\ndevice: \xff\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(bad)
+    assert str(info.value) == f"{bad}:2: not valid YAML: not UTF-8 text (byte 16 is 0xff)"
     top = tmp_path / "top.yaml"
     top.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match="top level must be a mapping"):
@@ -55,3 +73,111 @@ def test_valid_override(tmp_path: Path) -> None:
     path.write_text("device: cpu\nseed: 3\nclient:\n  connect_timeout_s: 5\n")
     config = load_config(path)
     assert config.device == "cpu" and config.seed == 3 and config.client.connect_timeout_s == 5.0
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        (
+            "device: [unclosed",
+            "1:18",
+            "expected ',' or ']', but got '<stream end>' (while parsing a flow sequence started at line 1, column 9)",
+        ),
+        (
+            "seed: 1\nbot:\n  leduc:\n    iterations: 3\n   algorithm: dcfr\n",
+            "5:4",
+            "expected <block end>, but found '<block mapping start>' (while parsing a block mapping started at line 3, column 3)",
+        ),
+        (
+            "seed: 1\n\tdevice: cpu\n",
+            "2:1",
+            "found character '\\t' that cannot start any token (while scanning for the next token)",
+        ),
+    ],
+)
+def test_yaml_syntax_errors_name_the_file_line_and_column(tmp_path: Path, text: str, where: str, problem: str) -> None:
+    """Not the parser's '<unicode string>': the config file's path, then line:column (1-based)."""
+    path = tmp_path / "my-config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message == f"{path}:{where}: not valid YAML: {problem}"
+    assert "<unicode string>" not in message and "\n" not in message
+
+
+def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("seed: 1\nbot:\n  leduc:\n    iterations: 3\n  hunl:\n    warm_start: {weight: 1.5}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}:6: bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"
+    path.write_text("seed: 1\nbot:\n  leduc:\n    iteraions: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}:4: bot.leduc: unknown key(s) 'iteraions'")
+    path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: net}\n")
+    with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.leaves: 'net': the turn has no value network"):
+        load_config(path)
+
+
+def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wherever the command runs: a path the file gives is taken from the file's folder; a shipped
+    model's path that is not there is the package's; a key left out is the built-in default."""
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    path = folder / "my.yaml"
+    path.write_text(
+        "logging: {json_path: logs/bot.jsonl}\n"
+        "bot:\n"
+        "  leduc: {value_net: nets/leduc.pt}\n"
+        "  leduc_limit: {value_net: models/leduc/leduc-limit.pt}\n"
+        "  hunl:\n"
+        "    preflop_cache: cache/preflop.pkl\n"
+        f"    models: {{turn_net: {tmp_path / 'abs' / 'turn.pt'}, flop_net: ../shared/flop.pt}}\n"
+    )
+    config = load_config(Path("..") / "experiment" / "my.yaml")  # a relative config path, too
+    assert config.bot.leduc.value_net == str(folder / "nets" / "leduc.pt")
+    assert config.logging.json_path == str(folder / "logs" / "bot.jsonl")
+    assert config.bot.hunl.preflop_cache == str(folder / "cache" / "preflop.pkl")
+    assert config.bot.hunl.models.turn_net == str(tmp_path / "abs" / "turn.pt")
+    assert config.bot.hunl.models.flop_net == str(folder / ".." / "shared" / "flop.pt")
+    # not in the config's folder, but a shipped model: the package's copy (a copied config.yaml works)
+    assert config.bot.leduc_limit.value_net == str(MODELS_DIR / "leduc" / "leduc-limit.pt")
+    # left out of the file: the built-in default, the package's model
+    assert config.bot.hunl.models.aux_net == str(MODELS_DIR / "holdem" / "preflop-aux.pt")
+    # once a file of the config's folder exists, it is the one used
+    (folder / "models" / "leduc").mkdir(parents=True)
+    (folder / "models" / "leduc" / "leduc-limit.pt").write_bytes(b"mine")
+    assert load_config(path).bot.leduc_limit.value_net == str(folder / "models" / "leduc" / "leduc-limit.pt")
+
+
+def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
+    """The package's layout after ``pip install .`` (no config.yaml beside it): the built-in
+    defaults and a copy of the shipped config.yaml in another folder both name its models."""
+    site = tmp_path / "site-packages"
+    for rel in ("agent/__init__.py", "agent/bots/__init__.py", "agent/bots/config.py"):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, site / rel)
+    shutil.copytree(ROOT / "models", site / "models", ignore=shutil.ignore_patterns("*.png", "__pycache__"))
+    (tmp_path / "home").mkdir()
+    shutil.copy(ROOT / "config.yaml", tmp_path / "home" / "my.yaml")
+    script = (
+        "import agent.bots.config as c, json; "
+        "print(json.dumps([c.__file__, c.load_config().bot.hunl.models.turn_net, "
+        "c.load_config('my.yaml').bot.leduc.value_net, c.load_config('my.yaml').bot.hunl.models.flop_buckets]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("DEEPSTACK_CONFIG", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(site)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path / "home", env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    where, turn, leduc, buckets = json.loads(out.stdout)
+    assert where == str(site / "agent" / "bots" / "config.py")
+    assert turn == str(site / "models" / "holdem" / "turn.pt")
+    assert leduc == str(site / "models" / "leduc" / "leduc.pt")
+    assert buckets == str(site / "models" / "holdem" / "buckets-flop.npz")
+    assert all(Path(p).is_file() for p in (turn, leduc, buckets))

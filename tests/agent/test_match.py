@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from agent.cli.main import main
-from agent.evaluation.match import run_match
-from protocol.gamedef import load_game
+from agent.evaluation.match import new_log_dir, run_match
+from protocol.gamedef import Game, load_game
 
 
 @pytest.mark.parametrize("game", ["hunl", "leduc", "leduc-limit", "hul"])
@@ -45,6 +47,11 @@ def test_duplicate_match_and_command_seat(tmp_path: Path, capsys: pytest.Capture
     assert code == 0, out
     assert out.count("SCORE:") == 2
     assert "raise duplicate:" in out and "over 300 deals" in out
+    # seats named as the dealer names them (eval plot too): raise sits in seat 1, then in seat 2
+    lines = out.splitlines()
+    assert any(l.startswith("raise (seat 1): ") and l.endswith(" mbb/g (95% CI) over 300 hands") for l in lines), out
+    assert any(l.startswith("raise (seat 2, swapped): ") and l.endswith("(95% CI) over 300 hands") for l in lines), out
+    assert all("(95% CI)" in l for l in lines if "±" in l)
     seat_log = tmp_path / "leduc.raise.vs.python3.11.s0.seat2.log"
     logs = list(tmp_path.glob("*.seat*.log"))
     assert logs and any("hands=300" in p.read_text() for p in logs), [p.read_text()[-500:] for p in logs]
@@ -75,3 +82,65 @@ def test_start_timeout_aborts_a_seat_that_never_connects(tmp_path: Path, capsys:
     main(["match", "leduc", "10", "call", sleeper, "--start-timeout", "1", "--log-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert "ABORTED: seat 2 did not connect within the start timeout" in out
+
+
+def test_progress_lines_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A long match is not silent: every 10% of the hands (both seatings counted) a line on stderr
+    with the hands done, the first bot's win rate so far with its 95% interval, and think times."""
+    assert main(["match", "leduc", "20", "call", "random", "--seed", "3", "--log-dir", str(tmp_path / "a")]) == 0
+    captured = capsys.readouterr()
+    lines = [l for l in captured.err.splitlines() if l.startswith("match: ")]
+    assert [int(l.split()[1].split("/")[0]) for l in lines] == list(range(2, 21, 2))
+    pattern = (
+        r"match: (\d+)/20 hands \(\d+%\), call [+-]\d+\.\d ± (\d+\.\d|inf) mbb/g \(95% CI\), "
+        r"think call \d+\.\d / random \d+\.\d ms per decision, \d+ s"
+    )
+    assert all(re.fullmatch(pattern, l) for l in lines), lines
+    assert "match: " not in captured.out  # stdout keeps the report alone
+    # the last line's win rate is the report's (one seating: seat 1's line)
+    last = lines[-1].split(", ")[1].removeprefix("call ")
+    assert f"call (seat 1): {last} over 20 hands" in captured.out
+
+    code = main(["match", "leduc", "10", "call", "random", "--duplicate", "--progress", "7", "--log-dir", str(tmp_path / "b")])
+    assert code == 0
+    lines = [l for l in capsys.readouterr().err.splitlines() if l.startswith("match: ")]
+    assert [l.split()[1] for l in lines] == ["7/20", "14/20", "20/20"]
+    assert main(["match", "leduc", "10", "call", "random", "--progress", "0", "--log-dir", str(tmp_path / "c")]) == 0
+    assert "match: " not in capsys.readouterr().err
+    assert main(["match", "leduc", "10", "call", "random", "--progress", "-1", "--log-dir", str(tmp_path / "d")]) == 2
+    assert "--progress must be 0 (none) or a number of hands" in capsys.readouterr().err
+
+
+def test_each_match_gets_a_folder_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No --log-dir: a new runs/match-GAME-TIME folder per match, never one shared with another
+    match or game; an explicit --log-dir that holds a match's logs is refused, untouched."""
+    monkeypatch.chdir(tmp_path)
+    folders = []
+    for game in ("leduc", "leduc", "hunl"):
+        assert main(["match", game, "3", "call", "random", "--progress", "0"]) == 0
+        logs = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("logs: "))
+        folders.append(Path(logs.removeprefix("logs: ")))
+    assert len(set(folders)) == 3 and all(f.parent == tmp_path / "runs" for f in folders)
+    for folder, game in zip(folders, ("leduc", "leduc", "hunl")):
+        assert re.fullmatch(rf"match-{game}-\d{{8}}T\d{{6}}Z(-\d+)?", folder.name), folder.name
+        assert [p.name for p in folder.glob("*.log")] == [f"{game}.call.vs.random.s0.log"]
+    before = {p.name: p.read_bytes() for p in folders[0].iterdir()}
+    assert main(["match", "hunl", "3", "call", "random", "--log-dir", str(folders[0])]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"deepstack match: error: {folders[0]}: already holds the logs of another match (leduc: "
+        "leduc.call.vs.random.s0.log); each match is written to a folder of its own: give a new --log-dir, "
+        "or leave it out for a new runs/match-GAME-TIME folder"
+    )
+    assert {p.name: p.read_bytes() for p in folders[0].iterdir()} == before
+    (tmp_path / "empty").mkdir()
+    assert main(["match", "leduc", "3", "call", "random", "--progress", "0", "--log-dir", "empty"]) == 0
+
+
+def test_new_log_dir_never_reuses_a_folder(tmp_path: Path, leduc: Game) -> None:
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    first, second = new_log_dir(leduc, tmp_path, now), new_log_dir(leduc, tmp_path, now)
+    assert first.name == "match-leduc-20260102T030405Z" and second.name == "match-leduc-20260102T030405Z-2"
+    assert first.is_dir() and second.is_dir()

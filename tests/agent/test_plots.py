@@ -113,8 +113,33 @@ def test_pooled_matches_are_plotted_per_seating_and_duplicate(tmp_path: Path) ->
     game, series, matches = match_series(logs)
     assert (game, matches) == ("leduc", 2)
     assert series["bot (seat 1)"].tolist() == [-50, 50, -100]
-    assert series["bot (swapped)"].tolist() == [50, -50, -400]
+    assert series["bot (seat 2, swapped)"].tolist() == [50, -50, -400]
     assert series["bot duplicate"].tolist() == [0, 0, -250]
     assert match_series(logs, "call")[1]["call (seat 2)"].tolist() == [50, -50, 100]
     with pytest.raises(ValueError, match="no player named 'nobody'"):
         match_series(logs, "nobody")
+
+
+def test_a_folder_mixing_games_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Leduc match's logs and a hold'em match's in one folder are not one sample: eval plot and
+    eval aivat-log refuse it, naming the folder and each game's logs."""
+    import shutil
+
+    for game in ("leduc", "hunl"):
+        assert main(["match", game, "3", "call", "random", "--progress", "0", "--log-dir", str(tmp_path / game)]) == 0
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for game in ("leduc", "hunl"):
+        shutil.copy(tmp_path / game / f"{game}.call.vs.random.s0.log", pool)
+    capsys.readouterr()
+    expected = (
+        f"{pool}: its dealer logs are of 2 games (hunl: hunl.call.vs.random.s0.log; leduc: leduc.call.vs.random.s0.log); "
+        "give a folder holding one game's logs"
+    )
+    assert main(["eval", "plot", str(pool), "--out", str(tmp_path / "png")]) == 2
+    assert capsys.readouterr().err.strip() == f"deepstack eval plot: error: {expected}"
+    assert not (tmp_path / "png").exists()
+    assert main(["eval", "aivat-log", str(pool), "--player", "call"]) == 2
+    assert capsys.readouterr().err.strip() == f"deepstack eval aivat-log: error: {expected}"
+    assert main(["eval", "aivat-log", str(tmp_path / "hunl"), "--player", "call"]) == 0  # one game: fine
+    assert "(95% CI" in capsys.readouterr().out

@@ -1,0 +1,64 @@
+"""What every ``deepstack`` parser shares: the help layout (defaults shown, examples kept as written)
+and argument types that refuse bad values with argparse's own one-line error."""
+
+from __future__ import annotations
+
+import argparse
+
+from protocol.gamedef import SHORT_NAMES
+
+GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Every option's default appended to its help (unless the help already says it), and text
+    with line breaks (epilogs: exit codes, the example) printed as written.
+
+    Descriptions are single paragraphs and are wrapped; an epilog is preformatted, as with
+    ``RawDescriptionHelpFormatter``. A default is not appended to a flag (``store_true``), a
+    required option, a positional or a default of None: for those the help says in words what
+    happens when the option is left out."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "default" in text
+            or not action.option_strings
+            or action.required
+            or action.default is None
+            or action.default is argparse.SUPPRESS
+            or isinstance(action.default, bool)
+        ):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def example(command: str, note: str = "") -> str:
+    """An epilog ending with one complete command; ``note`` (optional) says what it needs or does."""
+    return f"example{' (' + note + ')' if note else ''}:\n  {command}"
+
+
+def port(text: str) -> int:
+    """A TCP port to connect to: 1..65535."""
+    return _port(text, 1)
+
+
+def port_or_zero(text: str) -> int:
+    """A TCP port to listen on: 1..65535, or 0 for any free port."""
+    return _port(text, 0)
+
+
+def _port(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= 65535:
+        zero = " or 0 for any free port" if low == 0 else ""
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1..65535{zero})")
+    return value
