@@ -18,7 +18,7 @@ from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
-from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
+from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
 from agent.evaluation.match import decision_think_times
 from agent.evaluation.plots import strategy_grids_png, think_times_png, winnings_png
@@ -81,6 +81,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
         if name == "export-policy":
             q.add_argument("--out", required=True, help="output JSON file")
+        else:
+            q.add_argument(
+                "--policy",
+                default=None,
+                help="measure a policy file written by export-policy instead of running the agent (default: run the agent)",
+            )
         q.set_defaults(func=run_eval)
     q = evsub.add_parser(
         "lbr",
@@ -559,6 +565,33 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+def _policy_exploitability(args: argparse.Namespace, game, tool: str) -> int:
+    """``eval exploitability --policy P.json``: the exported policy's exact exploitability."""
+    space = HandSpace(game)
+    try:
+        profile = import_policy(space, (FCPA, FCPA), args.policy)
+    except PolicyError as exc:
+        print(f"{tool}: error: {exc}", file=sys.stderr)
+        return 2
+    e = profile_exploitability(profile)
+    mbb = 1000 * e["exploitability"] / game.big_blind
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "game": args.game,
+                    "policy": args.policy,
+                    "exploitability_chips": e["exploitability"],
+                    "exploitability_mbb_g": mbb,
+                    "game_value_p0": e["value0"],
+                }
+            )
+        )
+    else:
+        print(f"{args.game}: {args.policy}: exploitability {e['exploitability']:.5f} chips/game = {mbb:.2f} mbb/g")
+    return 0
+
+
 def run_eval(args: argparse.Namespace) -> int:
     tool = f"deepstack eval {args.eval_command}"
     try:
@@ -579,6 +612,8 @@ def run_eval(args: argparse.Namespace) -> int:
     except ModelError as exc:
         print(f"{tool}: error: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "policy", None):
+        return _policy_exploitability(args, game, tool)
     bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
     if args.iterations is not None:
         bot_cfg = replace(bot_cfg, iterations=args.iterations)

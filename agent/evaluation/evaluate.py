@@ -24,7 +24,7 @@ from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import Lookahead, compile_lookahead
 from agent.solver.tree import BetSizing, NodeKind, build_tree
 from native.cards import cards_to_str
-from protocol.state import ActionKind, HandState
+from protocol.state import Action, ActionKind, HandState
 
 
 @dataclass
@@ -42,10 +42,7 @@ def agent_profile(
     make_resolver: Callable[[], ContinualResolver],
     progress: bool = False,
 ) -> AgentProfile:
-    game = space.game
-    root = build_tree(HandState.initial(game), list(sizing))
-    la = compile_lookahead(root, space, np.arange(space.size), torch.device("cpu"), torch.float64)
-    strategy = torch.zeros(len(la.dec_rows), la.num_actions, space.size, dtype=torch.float64)
+    la, strategy = _policy_tree(space, sizing)
     dec_index = {int(r): m for m, r in enumerate(la.dec_rows)}
     children = {r: la.children_of(r) for r in range(la.num_rows)}
     resolves = 0
@@ -108,6 +105,51 @@ def profile_exploitability(profile: AgentProfile) -> dict[str, float]:
     return exploitability(solver, reach, strategy)
 
 
+def _policy_tree(space: HandSpace, sizing: tuple[BetSizing, ...]) -> tuple[Lookahead, torch.Tensor]:
+    root = build_tree(HandState.initial(space.game), list(sizing))
+    la = compile_lookahead(root, space, np.arange(space.size), torch.device("cpu"), torch.float64)
+    return la, torch.zeros(len(la.dec_rows), la.num_actions, space.size, dtype=torch.float64)
+
+
+def _action_name(space: HandSpace, action: Action) -> str:
+    return "r" if action.kind is ActionKind.RAISE and space.game.is_limit else str(action)
+
+
+class PolicyError(ValueError):
+    """An exported policy file that does not fit the game's tree (names the file and the entry)."""
+
+
+def import_policy(space: HandSpace, sizing: tuple[BetSizing, ...], path: str | Path) -> AgentProfile:
+    """A profile from :func:`export_policy`'s JSON: the same figure from the file as from the agent,
+    so that an exported policy can be checked by anyone (and by this project's own best response)."""
+    path = Path(path)
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PolicyError(f"{path}: not a readable policy JSON file ({exc})") from exc
+    if not isinstance(table, dict):
+        raise PolicyError(f"{path}: a policy is a JSON object of information sets")
+    la, strategy = _policy_tree(space, sizing)
+    for m, row in enumerate(la.dec_rows.tolist()):
+        node = la.nodes[row]
+        board = la.boards[int(la.row_board[row])]
+        valid = space.valid(board)
+        betting = node.state.betting_string()
+        for h in range(space.size):
+            if not valid[h]:
+                continue
+            key = f"{space.label(h)}|{cards_to_str(board) if board else '-'}|{betting}"
+            entry = table.get(key)
+            if not isinstance(entry, dict):
+                raise PolicyError(f"{path}: information set {key!r} is missing")
+            for a, action in enumerate(node.actions):
+                p = entry.get(_action_name(space, action))
+                if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+                    raise PolicyError(f"{path}: {key!r}: no probability in [0, 1] for action {_action_name(space, action)!r}")
+                strategy[m, a, h] = float(p)
+    return AgentProfile(la, strategy, 0)
+
+
 def export_policy(profile: AgentProfile, path: str | Path) -> int:
     """Write ``"<private>|<board or ->|<betting>" -> {action: probability}`` JSON; returns #infosets."""
     la = profile.lookahead
@@ -127,8 +169,7 @@ def export_policy(profile: AgentProfile, path: str | Path) -> int:
             key = f"{space.label(h)}|{cards_to_str(board) if board else '-'}|{betting}"
             entry: dict[str, float] = {}
             for action, p in zip(node.actions, probs):
-                name = "r" if action.kind is ActionKind.RAISE and space.game.is_limit else str(action)
-                entry[name] = float(p)
+                entry[_action_name(space, action)] = float(p)
             out[key] = entry
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(out, indent=1, sort_keys=True))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.bots.config import BotConfig, Config, LeducBotConfig
-from agent.evaluation.evaluate import agent_profile, export_policy, profile_exploitability
+from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.nets.manifest import ModelError, load_value_net
 from agent.resolving.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
 from agent.solver.handspace import HandSpace
@@ -308,6 +308,14 @@ def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path)
     assert "Ks|-|" in policy and "Qh|Kh|rc/" in policy
     e = profile_exploitability(profile)
     assert e["exploitability"] >= 0
+    # the file measures what the agent measured: the same exact best response on the policy read back
+    again = profile_exploitability(import_policy(space, (FCPA, FCPA), path))
+    assert again["exploitability"] == pytest.approx(e["exploitability"], abs=1e-9)
+    assert again["value0"] == pytest.approx(e["value0"], abs=1e-9)
+    del policy["Qh|Kh|rc/"]
+    path.write_text(json.dumps(policy))
+    with pytest.raises(PolicyError, match="'Qh|Kh|rc/' is missing"):
+        import_policy(space, (FCPA, FCPA), path)
 
 
 def test_missing_and_corrupt_models_fail_at_start(leduc: Game, tmp_path: Path) -> None:
