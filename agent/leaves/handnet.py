@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from agent.leaves.checkdown import CheckdownEvaluator
+from agent.leaves.per_lookahead import PerLookahead
 from agent.leaves.snapshot import LeafSnapshot
 from agent.nets.encoding import board_features, canonical_permutation, pot_scale
 from agent.nets.valuenet import NetOnDevices
@@ -85,17 +86,11 @@ class HandNetLeafValues:
         self._run = NetOnDevices(net)
         self.space = space
         self.canonical = canonical
-        self._batches: dict[int, _LeafBatch] = {}
+        #: per lookahead, by identity (not by ``id()`` alone: a new lookahead may get a freed one's address)
+        self._batches: PerLookahead[_LeafBatch] = PerLookahead(size=64)
 
     def _batch(self, leaves: LeafInfo, la: Lookahead) -> _LeafBatch:
-        key = id(la)
-        batch = self._batches.get(key)
-        if batch is None or batch.rows.device != la.device:
-            if len(self._batches) > 64:
-                self._batches.clear()
-            batch = _LeafBatch(self, leaves, la)
-            self._batches[key] = batch
-        return batch
+        return self._batches.get(la, lambda: _LeafBatch(self, leaves, la))
 
     def board_values(self, reach: torch.Tensor, batch: _LeafBatch) -> torch.Tensor:
         """``[2, R, H]`` counterfactual values at each (leaf, next board) for leaf reaches ``[2, L, H]``."""

@@ -13,16 +13,14 @@ continual re-solving needs after the cards come.
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
 from itertools import combinations
 from math import comb
-from typing import Any
 
 import numpy as np
 import torch
 
 from agent.leaves.equity_matrix import CheckdownMatrices
+from agent.leaves.per_lookahead import PerLookahead
 from agent.leaves.snapshot import LeafSnapshot
 from agent.nets.buckets import BucketTable, preflop_classes
 from agent.nets.encoding import bucket_ranges, hand_values
@@ -32,32 +30,12 @@ from native.cards import hands_blocked_by
 from protocol.gamedef import Game
 
 
-class _PerLookahead:
-    """Values prepared once per lookahead (a re-solve calls the leaf function every iteration).
-    Keyed by identity with a weak reference, so a new lookahead at a reused address is not
-    mistaken for an old one; a few are kept."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self._items: dict[int, tuple[weakref.ref, Any]] = {}
-
-    def get(self, la: Lookahead, build: Callable[[], Any]) -> Any:
-        item = self._items.get(id(la))
-        if item is not None and item[0]() is la:
-            return item[1]
-        if len(self._items) >= self.size:
-            self._items.clear()
-        value = build()
-        self._items[id(la)] = (weakref.ref(la), value)
-        return value
-
-
 class CheckdownLeafValues:
     """``value(h) = amount * sum_h' E[h, h'] r_opp(h')`` with the leaf board's check-down matrix."""
 
     def __init__(self, matrices: CheckdownMatrices) -> None:
         self.matrices = matrices
-        self._prepared = _PerLookahead()
+        self._prepared = PerLookahead()
 
     def _prepare(self, leaves: LeafInfo, la: Lookahead):
         return self._prepared.get(la, lambda: self._build(leaves, la))
@@ -105,7 +83,7 @@ class BucketNetLeafValues:
         self.buckets = buckets  # None: pre-flop classes
         self.num_buckets = buckets.num_buckets if buckets is not None else 169
         self._classes = torch.as_tensor(preflop_classes())
-        self._prepared = _PerLookahead()
+        self._prepared = PerLookahead()
 
     def _ids(self, board: tuple[int, ...]) -> torch.Tensor:
         if self.buckets is None:

@@ -336,3 +336,54 @@ def test_missing_and_corrupt_models_fail_at_start(leduc: Game, tmp_path: Path) -
     register_model(bad, name="bad", net={"buckets": 6, "extra": 6})
     with pytest.raises(ModelError, match="cannot be loaded as TorchScript"):
         load_value_net(bad)
+
+
+@pytest.mark.parametrize(
+    ("position", "betting"),
+    [
+        (0, [raise_to(300), raise_to(600)]),  # r300r600: a raise off our tree (its pot raise is to 900)
+        (1, [CALL, raise_to(300), raise_to(500)]),  # cr300r500: the min-raise, off our tree too
+        (0, [raise_to(300), raise_to(900)]),  # r300r900: on the tree
+    ],
+)
+def test_leaf_values_are_never_those_of_a_freed_lookahead_at_the_same_address(
+    leduc: Game, monkeypatch: pytest.MonkeyPatch, position: int, betting: list
+) -> None:
+    """Issue 33: the Leduc bot's network leaves prepared each lookahead's leaf rows once, keyed
+    by ``id()`` alone; CPython gives a new lookahead the address of a freed one, which then got
+    the old tree's rows: ``IndexError('index 2 is out of bounds for dimension 0 with size 2')``
+    at r300r600, ``INDICES element is out of DATA bounds, id=3 axis_dim=2`` at cr300r500 (the
+    first-state solve has more leaves than these spots), or wrong values where the counts
+    matched. Here every lookahead has the same ``id()``: the bot's decisions must be those of
+    a run where no lookahead is mistaken for another."""
+    from agent.bots.deepstack import leduc_settings
+    from agent.solver.lookahead import Lookahead
+
+    space = HandSpace(leduc)
+    cfg = LeducBotConfig(iterations=20, value_net="models/leduc/leduc.pt")
+
+    def play() -> list:
+        """Our decisions along ``betting`` (we take our actions in it, whatever the strategy)."""
+        resolver = ContinualResolver(space, leduc_settings(leduc, space, cfg, "cpu"), cache=False)
+        resolver.start_hand(position)  # solves the first state: a tree with many leaves
+        state, decisions = HandState.initial(leduc), []
+        for action in [*betting, None]:
+            resolver.observe(state)
+            if state.current_player == position:
+                decisions.append(resolver.decide(state))
+                if action is not None:
+                    resolver.act(decisions[-1], action)
+            if action is not None:
+                state = state.apply(action)
+        return decisions
+
+    expected = play()
+    real_id = id
+    monkeypatch.setattr("builtins.id", lambda obj: 0 if isinstance(obj, Lookahead) else real_id(obj))
+    got = play()
+    assert [d.state.betting_string() for d in got] == [d.state.betting_string() for d in expected]
+    assert got[-1].state.betting_string() == "".join(str(a) for a in betting)
+    for g, e in zip(got, expected):
+        assert g.actions == e.actions
+        np.testing.assert_array_equal(g.strategy, e.strategy)
+        np.testing.assert_array_equal(g.child_values, e.child_values)

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from agent.leaves.equity_matrix import CheckdownMatrices
-from agent.leaves.holdem import CheckdownLeafValues, _PerLookahead
+from agent.leaves.holdem import CheckdownLeafValues
+from agent.leaves.per_lookahead import PerLookahead
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.tree import DEEPSTACK_SIZING
@@ -36,7 +37,7 @@ def test_per_lookahead_cache_tells_lookaheads_apart() -> None:
     class Thing:
         pass
 
-    cache, built = _PerLookahead(size=2), []
+    cache, built = PerLookahead(size=2), []
     a, b = Thing(), Thing()
     assert cache.get(a, lambda: built.append("a") or "A") == "A"
     assert cache.get(a, lambda: built.append("a") or "A2") == "A"

@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.bots.config import StreetConfig, WarmStartConfig, load_config
@@ -153,3 +154,52 @@ def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) 
         assert check < 0.2
     else:
         assert check > 0.9
+
+
+def test_off_tree_raises_with_lookaheads_at_one_address(hunl: Game, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 on hold'em: the same line with every lookahead at one ``id()`` (CPython reuses a
+    freed one's address) gives the same decisions: a pre-flop raise off the bot's tree, then a
+    flop bet off it that the re-solve from the flop's start puts in its tree; the check-down
+    leaves prepare each lookahead once and must never take another's."""
+    from agent.solver.lookahead import Lookahead
+    from agent.solver.tree import DEEPSTACK_SIZING, bet_actions
+
+    path = tmp_path / "fast.yaml"
+    path.write_text(FAST)
+    cfg = load_config(path).bot.hunl
+    space = HandSpace(hunl)
+
+    def play() -> list:
+        resolver = ContinualResolver(space, hunl_settings(hunl, cfg, "cpu"), cache=False)
+        state = HandState.initial(hunl)
+        me = state.current_player
+        assert me is not None
+        resolver.start_hand(me)
+        decisions = [resolver.decide(state)]
+        resolver.act(decisions[-1], CALL)
+        state = state.apply(CALL)
+        odd = raise_to(state.raise_bounds()[0] + 37)
+        assert odd not in bet_actions(state, DEEPSTACK_SIZING["preflop"], 0)
+        state = state.apply(odd)
+        resolver.observe(state)
+        decisions.append(resolver.decide(state))
+        resolver.act(decisions[-1], CALL)
+        state = state.apply(CALL).with_board(cards_from_str("2c7dKh"))
+        resolver.observe(state)
+        odd = raise_to(state.raise_bounds()[0] + 37)
+        assert odd not in bet_actions(state, DEEPSTACK_SIZING["flop"], 0)
+        state = state.apply(odd)
+        resolver.observe(state)
+        assert resolver._round_start(state) is not None
+        decisions.append(resolver.decide(state))
+        return decisions
+
+    expected = play()
+    real_id = id
+    monkeypatch.setattr("builtins.id", lambda obj: 0 if isinstance(obj, Lookahead) else real_id(obj))
+    got = play()
+    assert [d.state.betting_string() for d in got] == ["", "cr237", "cr237c/r374"]
+    for g, e in zip(got, expected):
+        assert g.actions == e.actions
+        np.testing.assert_array_equal(g.strategy, e.strategy)
+        np.testing.assert_array_equal(g.child_values, e.child_values)
