@@ -457,6 +457,12 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate until --lr-drop-epoch")
     p.add_argument("--lr-late", type=float, default=1e-4, help="the learning rate from --lr-drop-epoch on")
     p.add_argument("--lr-drop-epoch", type=int, default=150, help="the epoch at which the learning rate drops to --lr-late")
+    p.add_argument(
+        "--schedule",
+        choices=["step", "cosine"],
+        default="step",
+        help="learning rate: step (--lr, then --lr-late from --lr-drop-epoch) or cosine (--lr decayed to 0 over the epochs)",
+    )
     p.add_argument("--hidden", type=int, default=500, help="units per hidden layer")
     p.add_argument("--layers", type=int, default=7, help="hidden layers")
     p.add_argument("--seed", type=int, default=0, help="seed of the validation split, the initial weights and the batch order")
@@ -482,6 +488,7 @@ def _run_train(args: argparse.Namespace) -> int:
         hidden=args.hidden,
         layers=args.layers,
         seed=args.seed,
+        schedule=args.schedule,
     )
     try:
         if game.deck_size <= 12:

@@ -76,6 +76,11 @@ class _LeafBatch:
         self.pot_input = (self.pots / pot_scale(game)).to(torch.float32)
         self.hands = torch.as_tensor(la.hands, device=dev)
         self.size = space.size
+        #: the latest per-board values (before the chance weights) and their running weighted sums,
+        #: per player: what :meth:`HandNetLeafValues.track_average` keeps
+        self.last = torch.zeros(2, self.count, len(la.hands), dtype=dt, device=dev)
+        self.sums = torch.zeros_like(self.last)
+        self.weight = [0.0, 0.0]
 
 
 class HandNetLeafValues:
@@ -113,11 +118,32 @@ class HandNetLeafValues:
         batch = self._batch(leaves, la)
         out = torch.zeros_like(reach)
         if batch.count:
-            per_board = self.board_values(reach, batch) * batch.weights.unsqueeze(0)
-            out.index_add_(1, batch.rows, per_board)
+            values = self.board_values(reach, batch)
+            batch.last.copy_(values)
+            out.index_add_(1, batch.rows, values * batch.weights.unsqueeze(0))
         if batch.exact is not None:
             out[:, batch.allin_leaves] = batch.exact(reach[:, batch.allin_leaves])
         return out
+
+    def track_average(self, la: Lookahead, player: int, weight: float) -> None:
+        """Called by the solver with each iteration's averaging weight, after ``player``'s values:
+        adds the latest per-board values of ``player`` to their weighted sum."""
+        batch = self._batches.peek(la)
+        if batch is None or not batch.count:
+            return
+        batch.sums[player].add_(batch.last[player], alpha=weight)
+        batch.weight[player] += weight
+
+    def average_board_values(self, la: Lookahead, leaf: int) -> dict[tuple[int, ...], torch.Tensor] | None:
+        """``{next board: [2, H]}`` at leaf index ``leaf``: the iteration-weighted average of the values
+        the re-solve saw there (the lookahead's hand list), as a solver averages the values of any
+        other row. None where nothing was tracked (an all-in leaf, or no solve)."""
+        batch = self._batches.peek(la)
+        if batch is None or not batch.count or min(batch.weight) <= 0:
+            return None
+        avg = torch.stack([batch.sums[p] / batch.weight[p] for p in range(2)])
+        where = torch.nonzero(batch.rows == leaf).flatten().tolist()
+        return {batch.boards[j]: avg[:, j] for j in where} or None
 
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
         """``[2, hands]`` values at the start of the next round on ``board`` below a leaf, for the

@@ -24,6 +24,11 @@ class PerLookahead(Generic[T]):
         self.size = size
         self._items: dict[int, tuple[weakref.ref[Lookahead], T]] = {}
 
+    def peek(self, la: Lookahead) -> T | None:
+        """The value prepared for ``la``, or None."""
+        item = self._items.get(id(la))
+        return item[1] if item is not None and item[0]() is la else None
+
     def get(self, la: Lookahead, build: Callable[[], T]) -> T:
         item = self._items.get(id(la))
         if item is not None and item[0]() is la:

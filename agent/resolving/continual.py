@@ -171,6 +171,24 @@ def opponent_strategies(
     return out
 
 
+
+def _averaged_leaf_values(solution: Solution, row: int) -> dict[tuple[int, ...], np.ndarray] | None:
+    """``{next board: [2, hands]}`` below the leaf at ``row``: the values the re-solve's iterations
+    saw there, averaged with its own weights, from a leaf function that keeps them
+    (``average_board_values``). These are what the exact lookahead hands over at a chance node
+    (its averaged values), and what the re-solve's strategy was made against; a network asked
+    again at the average reaches (:class:`LeafSnapshot`) answers for another pair of ranges
+    (the network is not linear in them)."""
+    fn = getattr(solution.solver.leaf_values, "average_board_values", None)
+    if fn is None:
+        return None
+    la = solution.solver.la
+    leaf = int(torch.nonzero(la.leaves.rows == row).flatten()[0])
+    values = fn(la, leaf)
+    if values is None:
+        return None
+    return {board: solution.to_space(v) for board, v in values.items()}
+
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
     """Boil a re-solve down to a :class:`Decision` (for its decision row: the root, or the
     child of the opponent's action when the re-solve started before it)."""
@@ -197,6 +215,8 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
             kind = la.nodes[r].kind
             if kind is NodeKind.CHANCE:
                 chance[(i, via_call)] = {la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)}
+            elif kind is NodeKind.LEAF and (averaged := _averaged_leaf_values(solution, r)) is not None:
+                chance[(i, via_call)] = averaged
             elif kind is NodeKind.LEAF:
                 if avg_reach is None:
                     solution.solver.evaluate(solution.result.root_reach, solution.result.average_strategy)

@@ -322,6 +322,7 @@ class Solver:
         self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
         if self._kernels is not None:
             self._kernels.update_averages(player, w, strategy=self.tracks_strategy)
+            self._track_leaves(player, w)
             if player == 1:
                 self.weight_sum += w
             return
@@ -331,8 +332,15 @@ class Solver:
             own_reach = self.reach[player].index_select(0, la.dec_rows[sl]).unsqueeze(1)  # [m, 1, H]
             self.strategy_sum[sl].add_(self.strategy[sl] * own_reach, alpha=w)
         self.values_sum[player].add_(self.values[player].index_select(0, self.track_rows), alpha=w)
+        self._track_leaves(player, w)
         if player == 1:
             self.weight_sum += w
+
+    def _track_leaves(self, player: int, w: float) -> None:
+        """Let a leaf function that keeps its own averages (``track_average``) weigh this iteration."""
+        track = getattr(self.leaf_values, "track_average", None) if self._has_leaves else None
+        if track is not None:
+            track(self.la, player, w)
 
     # ------------------------------------------------------------------ driver
     def solve(
@@ -448,6 +456,7 @@ class Solver:
         if w > 0:
             self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
             self._kernels.update_averages(player, w, strategy=False)
+            self._track_leaves(player, w)
             if player == 1:
                 self.weight_sum += w
         self._gadget_step(player, gadget)

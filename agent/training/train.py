@@ -39,6 +39,16 @@ class TrainSpec:
     hidden: int = 500
     layers: int = 7
     seed: int = 0
+    #: "step" (``lr`` until ``lr_drop_epoch``, then ``lr_late``) or "cosine" (``lr`` decayed to 0
+    #: along half a cosine over the epochs: on Leduc's 180,000 situations it reached the step
+    #: schedule's loss in a third of the steps; models/README.md)
+    schedule: str = "step"
+
+    def lr_at(self, epoch: int) -> float:
+        """The learning rate of ``epoch`` (0-based)."""
+        if self.schedule == "cosine":
+            return self.lr * 0.5 * (1.0 + math.cos(math.pi * epoch / self.epochs))
+        return self.lr if epoch < self.lr_drop_epoch else self.lr_late
 
 
 def load_dataset(
@@ -257,7 +267,7 @@ def train(
     started = time.perf_counter()
     for epoch in bar:
         for group in opt.param_groups:
-            group["lr"] = spec.lr if epoch < spec.lr_drop_epoch else spec.lr_late
+            group["lr"] = spec.lr_at(epoch)
         net.train()
         order = torch.as_tensor(rng.permutation(train_idx))
         total, batches = 0.0, 0
