@@ -171,7 +171,6 @@ def opponent_strategies(
     return out
 
 
-
 def _averaged_leaf_values(solution: Solution, row: int) -> dict[tuple[int, ...], np.ndarray] | None:
     """``{next board: [2, hands]}`` below the leaf at ``row``: the values the re-solve's iterations
     saw there, averaged with its own weights, from a leaf function that keeps them
@@ -188,6 +187,7 @@ def _averaged_leaf_values(solution: Solution, row: int) -> dict[tuple[int, ...],
     if values is None:
         return None
     return {board: solution.to_space(v) for board, v in values.items()}
+
 
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
     """Boil a re-solve down to a :class:`Decision` (for its decision row: the root, or the
