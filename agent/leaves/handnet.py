@@ -147,7 +147,14 @@ class HandNetLeafValues:
 
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
         """``[2, hands]`` values at the start of the next round on ``board`` below a leaf, for the
-        leaf's (average) reaches: what continual re-solving takes after the chance event."""
+        leaf's (average) reaches: what continual re-solving takes after the chance event.
+
+        Where the re-solve kept them (``leaf.board_values``), the network's values on ``board``
+        averaged over its iterations: asking the network again at the average reaches answers for
+        another situation (it is not linear in the ranges), and measured, left the Leduc agent 274
+        instead of 27.7 mbb/g exploitable (models/README.md)."""
+        if leaf.board_values is not None and tuple(board) in leaf.board_values:
+            return leaf.board_values[tuple(board)]
         space = self.space
         valid = space.valid(board).astype(np.float64)
         masked = leaf.reach * valid

@@ -94,7 +94,7 @@ class BucketNetLeafValues:
         return self._prepared.get(la, lambda: self._build(leaves, la))
 
     def _build(self, leaves: LeafInfo, la: Lookahead) -> dict:
-        rows, ids, weights = [], [], []
+        rows, ids, weights, boards = [], [], [], []
         hands = torch.as_tensor(la.hands)
         for i, (board, nxt) in enumerate(zip(leaves.boards, leaves.next_round)):
             if self.buckets is None:  # pre-flop leaf: the auxiliary network averages the flops itself
@@ -111,12 +111,18 @@ class BucketNetLeafValues:
                 rows.append(i)
                 ids.append(assign)
                 weights.append(w)
+                boards.append(full)
         prepared = {
+            "boards": boards,  # per row, the next board (none for pre-flop leaves)
             "rows": torch.as_tensor(rows, device=la.device),
             "ids": torch.stack(ids).to(la.device),  # [R, H]
             "weights": torch.as_tensor(weights, dtype=la.dtype, device=la.device).unsqueeze(1),
             "pot": torch.as_tensor(leaves.spent.sum(axis=1), dtype=la.dtype, device=la.device),
         }
+        if boards:  # the per-board values the solver averages (see track_average)
+            prepared["last"] = torch.zeros(2, len(rows), len(la.hands), dtype=la.dtype, device=la.device)
+            prepared["sums"] = torch.zeros_like(prepared["last"])
+            prepared["weight"] = [0.0, 0.0]
         return prepared
 
     def _values(self, reach: torch.Tensor, ids: torch.Tensor, pot: torch.Tensor) -> torch.Tensor:
@@ -135,12 +141,35 @@ class BucketNetLeafValues:
     def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
         prep = self._prepare(leaves, la)
         r = reach.index_select(1, prep["rows"])
-        vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"])) * prep["weights"].unsqueeze(0)
+        vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]))
+        if "last" in prep:
+            prep["last"].copy_(vals)
         out = torch.zeros_like(reach)
-        out.index_add_(1, prep["rows"], vals)
+        out.index_add_(1, prep["rows"], vals * prep["weights"].unsqueeze(0))
         return out
 
+    def track_average(self, la: Lookahead, player: int, weight: float) -> None:
+        """The solver's averaging step (see :meth:`agent.leaves.handnet.HandNetLeafValues.track_average`)."""
+        prep = self._prepared.peek(la)
+        if prep is not None and "last" in prep:
+            prep["sums"][player].add_(prep["last"][player], alpha=weight)
+            prep["weight"][player] += weight
+
+    def average_board_values(self, la: Lookahead, leaf: int) -> dict[tuple[int, ...], torch.Tensor] | None:
+        """``{next board: [2, H]}`` at leaf index ``leaf``, averaged over the re-solve's iterations
+        (None for pre-flop leaves, whose auxiliary network averages the flops itself)."""
+        prep = self._prepared.peek(la)
+        if prep is None or "last" not in prep or min(prep["weight"]) <= 0:
+            return None
+        avg = torch.stack([prep["sums"][p] / prep["weight"][p] for p in range(2)])
+        where = torch.nonzero(prep["rows"] == leaf).flatten().tolist()
+        return {prep["boards"][j]: avg[:, j] for j in where} or None
+
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
+        """Values on ``board`` below the leaf: the re-solve's averaged ones where it kept them, else
+        the network at the leaf's average reaches (see :meth:`agent.leaves.handnet.HandNetLeafValues.chance_values`)."""
+        if leaf.board_values is not None and tuple(board) in leaf.board_values:
+            return leaf.board_values[tuple(board)]
         ids = self._ids(tuple(board)).unsqueeze(0)
         reach = torch.as_tensor(leaf.reach).unsqueeze(1)
         pot = torch.as_tensor([float(sum(leaf.spent))], dtype=torch.float64)

@@ -15,3 +15,7 @@ class LeafSnapshot:
     spent: tuple[int, ...]
     board: tuple[int, ...]
     next_round: int
+    #: ``{next board: [2, hands]}``: the leaf function's per-board values averaged over the re-solve's
+    #: iterations with the solver's weights, where it keeps them (None: it does not). A leaf's own
+    #: ``chance_values`` answers with these: they are what the re-solve's strategy was made against
+    board_values: dict[tuple[int, ...], np.ndarray] | None = None

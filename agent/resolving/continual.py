@@ -215,8 +215,6 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
             kind = la.nodes[r].kind
             if kind is NodeKind.CHANCE:
                 chance[(i, via_call)] = {la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)}
-            elif kind is NodeKind.LEAF and (averaged := _averaged_leaf_values(solution, r)) is not None:
-                chance[(i, via_call)] = averaged
             elif kind is NodeKind.LEAF:
                 if avg_reach is None:
                     solution.solver.evaluate(solution.result.root_reach, solution.result.average_strategy)
@@ -227,6 +225,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
                     spent=tuple(n.spent),
                     board=la.boards[int(la.row_board[r])],
                     next_round=int(n.next_round or 0),
+                    board_values=_averaged_leaf_values(solution, r),
                 )
     return Decision(
         state=state,

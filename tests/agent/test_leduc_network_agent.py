@@ -11,6 +11,7 @@ from agent.bots.config import load_config
 from agent.bots.deepstack import leduc_settings
 from agent.evaluation.evaluate import agent_profile, profile_exploitability
 from agent.leaves.handnet import HandNetLeafValues
+from agent.leaves.snapshot import LeafSnapshot
 from agent.resolving.continual import ContinualResolver, ResolveSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.tree import FCPA
@@ -58,7 +59,9 @@ def test_round_two_starts_from_the_values_the_round_one_solve_averaged(leduc_lim
     decision = resolver.decide(state)
     # the call closes round 1: its chance entry is the averaged per-board values, over every board
     entry = next(v for (i, via_call), v in decision.chance.items() if decision.actions[i] == CALL)
-    assert isinstance(entry, dict) and len(entry) == len(space.deck)
+    assert isinstance(entry, LeafSnapshot) and entry.board_values is not None
+    entry = entry.board_values
+    assert len(entry) == len(space.deck)
     # recompute the average from what the leaf function returned at each iteration
     averages = []
     for p in range(2):

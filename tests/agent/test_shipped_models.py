@@ -90,3 +90,10 @@ def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Ga
         leaf_values=flop.leaf_values,
     )
     assert np.all(np.isfinite(sol.root_strategy()))
+    # the turn network's values per turn card, averaged over the iterations, for the hand-over
+    # to the turn (as the Leduc network leaves do: models/README.md)
+    la = sol.solver.la
+    averaged = flop.leaf_values.average_board_values(la, 0)
+    assert averaged is not None and len(averaged) == 49
+    for turn_board, values in averaged.items():
+        assert turn_board[:3] == board and values.shape == (2, len(la.hands)) and torch.isfinite(values).all()
