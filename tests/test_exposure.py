@@ -199,4 +199,6 @@ def test_deepstack_play_refuses_a_changed_model_with_exit_2(tmp_path: Path, caps
     code = main(["play", "--game", "leduc", "--bot", "deepstack", "--port", str(port), "--config", str(config)])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"deepstack play: error: {path}: sha256 " in err and "does not match the manifest" in err
+    # the message names the config key and the file (agent/bots/deepstack.py's check_models)
+    assert err.startswith(f"deepstack play: error: {config}: bot.leduc.value_net: {path}: sha256 ")
+    assert "does not match the manifest" in err
