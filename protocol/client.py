@@ -74,7 +74,8 @@ class LineBuffer:
                 self._skipping = False
                 continue
             if (end < 0 and len(self._buf) > self.max_line) or end > self.max_line:
-                lines.append(LineTooLong(printable(self._buf[:60].decode("ascii", errors="backslashreplace")), self.max_line))
+                head = self._buf[: min(60, end) if end >= 0 else 60]  # this line's start, not the next lines
+                lines.append(LineTooLong(printable(head.decode("ascii", errors="backslashreplace")), self.max_line))
                 self._skipping = True
                 continue
             if end < 0:

@@ -266,7 +266,11 @@ class Dealer:
                 result.hand_values.append(values)
                 result.hands_played = hand_id + 1
                 if self.on_hand is not None:
-                    self.on_hand(hand_id, values, stats)
+                    try:  # a report (e.g. a progress line to a closed pipe) must not end the match
+                        self.on_hand(hand_id, values, stats)
+                    except Exception as exc:  # noqa: BLE001
+                        self.on_hand = None
+                        self._e(f"WARNING: the per-hand report failed and is off for the rest of the match: {exc!r}")
             if not cfg.quiet:
                 self._e(f"FINISHED at {time.time():.6f}")
             score = "SCORE:" + "|".join(format_value(s.total) for s in stats) + ":" + "|".join(cfg.names)

@@ -254,8 +254,29 @@ def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
             f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}",
             key=f"{where}.{unknown[0]}" if where else str(unknown[0]),
         )
-    kwargs = {k: _convert(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
-    return cls(**kwargs)
+    # a mapping given for a nested part is laid over that part's default here (not over its class's
+    # defaults): `bot: {leduc: {iterations: 100}}` keeps the Leduc bot's shipped network
+    base = cls()
+    kwargs = {}
+    for k, v in data.items():
+        key = f"{where}.{k}" if where else k
+        default = getattr(base, k)
+        if isinstance(v, dict) and dataclasses.is_dataclass(default):
+            kwargs[k] = _build_onto(default, v, key)
+        else:
+            kwargs[k] = _convert(v, hints[k], key)
+    return dataclasses.replace(base, **kwargs)
+
+
+def _build_onto(default: Any, data: dict[str, Any], where: str) -> Any:
+    built = _build(type(default), {}, where)  # the class's defaults, checked as any built part
+    changes = {
+        f.name: getattr(default, f.name)
+        for f in dataclasses.fields(default)
+        if getattr(built, f.name) != getattr(default, f.name)
+    }
+    merged = _build(type(default), data, where)
+    return dataclasses.replace(merged, **{k: v for k, v in changes.items() if k not in data})
 
 
 def _resolve_paths(obj: Any, given: Any, base: Path) -> Any:

@@ -606,14 +606,17 @@ def run_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if getattr(args, "policy", None):  # a policy file needs no model and no solve
+        if args.iterations is not None or args.exact:
+            print(f"{tool}: error: --policy measures a policy file; --iterations and --exact apply to the agent", file=sys.stderr)
+            return 2
+        return _policy_exploitability(args, game, tool)
     try:
         if not args.exact:  # a wrong model path is named by its config key, before any solve
             check_models(game, config)
     except ModelError as exc:
         print(f"{tool}: error: {exc}", file=sys.stderr)
         return 2
-    if getattr(args, "policy", None):
-        return _policy_exploitability(args, game, tool)
     bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
     if args.iterations is not None:
         bot_cfg = replace(bot_cfg, iterations=args.iterations)

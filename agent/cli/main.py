@@ -164,7 +164,7 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--log-dir",
         default=None,
-        help="a new or empty folder for the logs; one holding another match's logs is refused "
+        help="a folder for the logs, new or holding no match's logs; one holding another match's logs is refused "
         "(default: a new folder runs/match-GAME-TIME, TIME in UTC)",
     )
     p.add_argument("--t_response", type=int, default=600_000, help="dealer limit: ms per response")

@@ -142,11 +142,20 @@ def import_policy(space: HandSpace, sizing: tuple[BetSizing, ...], path: str | P
             entry = table.get(key)
             if not isinstance(entry, dict):
                 raise PolicyError(f"{path}: information set {key!r} is missing")
-            for a, action in enumerate(node.actions):
-                p = entry.get(_action_name(space, action))
+            names = [_action_name(space, action) for action in node.actions]
+            unknown = sorted(set(entry) - set(names))
+            if unknown:
+                raise PolicyError(
+                    f"{path}: {key!r}: action(s) {', '.join(unknown)} not in the game's tree here ({', '.join(names)})"
+                )
+            for a, name in enumerate(names):
+                p = entry.get(name)
                 if not isinstance(p, (int, float)) or not 0 <= p <= 1:
-                    raise PolicyError(f"{path}: {key!r}: no probability in [0, 1] for action {_action_name(space, action)!r}")
+                    raise PolicyError(f"{path}: {key!r}: no probability in [0, 1] for action {name!r}")
                 strategy[m, a, h] = float(p)
+            total = float(strategy[m, : len(names), h].sum())
+            if abs(total - 1.0) > 1e-6:
+                raise PolicyError(f"{path}: {key!r}: the probabilities sum to {total:.9g}, not 1")
     return AgentProfile(la, strategy, 0)
 
 

@@ -76,10 +76,10 @@ class _LeafBatch:
         self.pot_input = (self.pots / pot_scale(game)).to(torch.float32)
         self.hands = torch.as_tensor(la.hands, device=dev)
         self.size = space.size
-        #: the latest per-board values (before the chance weights) and their running weighted sums,
-        #: per player: what :meth:`HandNetLeafValues.track_average` keeps
-        self.last = torch.zeros(2, self.count, len(la.hands), dtype=dt, device=dev)
-        self.sums = torch.zeros_like(self.last)
+        #: the latest per-board values (before the chance weights; a reference, not a copy) and, once
+        #: the solver averages them (:meth:`HandNetLeafValues.track_average`), their weighted sums
+        self.last: torch.Tensor | None = None
+        self.sums: torch.Tensor | None = None
         self.weight = [0.0, 0.0]
 
 
@@ -119,7 +119,7 @@ class HandNetLeafValues:
         out = torch.zeros_like(reach)
         if batch.count:
             values = self.board_values(reach, batch)
-            batch.last.copy_(values)
+            batch.last = values
             out.index_add_(1, batch.rows, values * batch.weights.unsqueeze(0))
         if batch.exact is not None:
             out[:, batch.allin_leaves] = batch.exact(reach[:, batch.allin_leaves])
@@ -129,8 +129,10 @@ class HandNetLeafValues:
         """Called by the solver with each iteration's averaging weight, after ``player``'s values:
         adds the latest per-board values of ``player`` to their weighted sum."""
         batch = self._batches.peek(la)
-        if batch is None or not batch.count:
+        if batch is None or batch.last is None:
             return
+        if batch.sums is None:
+            batch.sums = torch.zeros_like(batch.last)
         batch.sums[player].add_(batch.last[player], alpha=weight)
         batch.weight[player] += weight
 
@@ -139,7 +141,7 @@ class HandNetLeafValues:
         the re-solve saw there (the lookahead's hand list), as a solver averages the values of any
         other row. None where nothing was tracked (an all-in leaf, or no solve)."""
         batch = self._batches.peek(la)
-        if batch is None or not batch.count or min(batch.weight) <= 0:
+        if batch is None or batch.sums is None or min(batch.weight) <= 0:
             return None
         avg = torch.stack([batch.sums[p] / batch.weight[p] for p in range(2)])
         where = torch.nonzero(batch.rows == leaf).flatten().tolist()

@@ -119,10 +119,7 @@ class BucketNetLeafValues:
             "weights": torch.as_tensor(weights, dtype=la.dtype, device=la.device).unsqueeze(1),
             "pot": torch.as_tensor(leaves.spent.sum(axis=1), dtype=la.dtype, device=la.device),
         }
-        if boards:  # the per-board values the solver averages (see track_average)
-            prepared["last"] = torch.zeros(2, len(rows), len(la.hands), dtype=la.dtype, device=la.device)
-            prepared["sums"] = torch.zeros_like(prepared["last"])
-            prepared["weight"] = [0.0, 0.0]
+        prepared["weight"] = [0.0, 0.0]  # of the per-board values the solver averages (see track_average)
         return prepared
 
     def _values(self, reach: torch.Tensor, ids: torch.Tensor, pot: torch.Tensor) -> torch.Tensor:
@@ -142,8 +139,8 @@ class BucketNetLeafValues:
         prep = self._prepare(leaves, la)
         r = reach.index_select(1, prep["rows"])
         vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]))
-        if "last" in prep:
-            prep["last"].copy_(vals)
+        if prep["boards"]:
+            prep["last"] = vals  # a reference to this call's values (not a copy)
         out = torch.zeros_like(reach)
         out.index_add_(1, prep["rows"], vals * prep["weights"].unsqueeze(0))
         return out
@@ -151,15 +148,18 @@ class BucketNetLeafValues:
     def track_average(self, la: Lookahead, player: int, weight: float) -> None:
         """The solver's averaging step (see :meth:`agent.leaves.handnet.HandNetLeafValues.track_average`)."""
         prep = self._prepared.peek(la)
-        if prep is not None and "last" in prep:
-            prep["sums"][player].add_(prep["last"][player], alpha=weight)
-            prep["weight"][player] += weight
+        if prep is None or "last" not in prep:
+            return
+        if "sums" not in prep:
+            prep["sums"] = torch.zeros_like(prep["last"])
+        prep["sums"][player].add_(prep["last"][player], alpha=weight)
+        prep["weight"][player] += weight
 
     def average_board_values(self, la: Lookahead, leaf: int) -> dict[tuple[int, ...], torch.Tensor] | None:
         """``{next board: [2, H]}`` at leaf index ``leaf``, averaged over the re-solve's iterations
         (None for pre-flop leaves, whose auxiliary network averages the flops itself)."""
         prep = self._prepared.peek(la)
-        if prep is None or "last" not in prep or min(prep["weight"]) <= 0:
+        if prep is None or "sums" not in prep or min(prep["weight"]) <= 0:
             return None
         avg = torch.stack([prep["sums"][p] / prep["weight"][p] for p in range(2)])
         where = torch.nonzero(prep["rows"] == leaf).flatten().tolist()

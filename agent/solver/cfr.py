@@ -337,8 +337,10 @@ class Solver:
             self.weight_sum += w
 
     def _track_leaves(self, player: int, w: float) -> None:
-        """Let a leaf function that keeps its own averages (``track_average``) weigh this iteration."""
-        track = getattr(self.leaf_values, "track_average", None) if self._has_leaves else None
+        """Let a leaf function that keeps its own averages (``track_average``) weigh this iteration:
+        only in re-solves (solves keeping the average strategy), whose values are handed over to the
+        next round; data generation and value-only solves skip it (memory)."""
+        track = getattr(self.leaf_values, "track_average", None) if self._has_leaves and self.tracks_strategy else None
         if track is not None:
             track(self.la, player, w)
 

@@ -40,8 +40,7 @@ class TrainSpec:
     layers: int = 7
     seed: int = 0
     #: "step" (``lr`` until ``lr_drop_epoch``, then ``lr_late``) or "cosine" (``lr`` decayed to 0
-    #: along half a cosine over the epochs: on Leduc's 180,000 situations it reached the step
-    #: schedule's loss in a third of the steps; models/README.md)
+    #: along half a cosine over the epochs; tried on Leduc: models/README.md, "Retraining")
     schedule: str = "step"
 
     def lr_at(self, epoch: int) -> float:

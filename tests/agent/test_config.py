@@ -181,3 +181,16 @@ def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
     assert leduc == str(site / "models" / "leduc" / "leduc.pt")
     assert buckets == str(site / "models" / "holdem" / "buckets-flop.npz")
     assert all(Path(p).is_file() for p in (turn, leduc, buckets))
+
+
+def test_a_partial_mapping_keeps_the_parts_defaults() -> None:
+    """`bot: {leduc: {iterations: 100}}` changes the iterations only: the Leduc bot keeps its shipped
+    network (it used to lose it silently and solve round 2 exactly), as the docs promise."""
+    from agent.bots.config import config_from_dict
+
+    config = config_from_dict({"bot": {"leduc": {"iterations": 100}}})
+    assert config.bot.leduc.iterations == 100
+    assert config.bot.leduc.value_net is not None and config.bot.leduc.value_net.endswith("models/leduc/leduc.pt")
+    assert config.bot.leduc_limit.value_net.endswith("models/leduc/leduc-limit.pt")
+    assert config_from_dict({"bot": {"leduc": {"value_net": None}}}).bot.leduc.value_net is None
+    assert config_from_dict({"bot": {"hunl": {"flop": {"iterations": 3}}}}).bot.hunl.flop.leaves == "checkdown"

@@ -312,6 +312,22 @@ def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path)
     again = profile_exploitability(import_policy(space, (FCPA, FCPA), path))
     assert again["exploitability"] == pytest.approx(e["exploitability"], abs=1e-9)
     assert again["value0"] == pytest.approx(e["value0"], abs=1e-9)
+    # the command measures the file alone: no model is loaded or checked (this config's is missing)
+    from agent.cli.main import main
+
+    config = tmp_path / "c.yaml"
+    config.write_text("bot:\n  leduc_limit: {value_net: missing.pt}\n")
+    args = ["eval", "exploitability", "--game", "leduc-limit", "--policy", str(path), "--config", str(config), "--json"]
+    assert main(args) == 0
+    assert main([*args, "--exact"]) == 2
+    policy["Qh|Kh|rc/"] = {name: 0.9 for name in policy["Qh|Kh|rc/"]}  # not a distribution
+    path.write_text(json.dumps(policy))
+    with pytest.raises(PolicyError, match="sum to"):
+        import_policy(space, (FCPA, FCPA), path)
+    policy["Qh|Kh|rc/"] = {"c": 1.0, "f": 0.0, "x": 0.0}  # an action the tree has not here
+    path.write_text(json.dumps(policy))
+    with pytest.raises(PolicyError, match="not in the game's tree"):
+        import_policy(space, (FCPA, FCPA), path)
     del policy["Qh|Kh|rc/"]
     path.write_text(json.dumps(policy))
     with pytest.raises(PolicyError, match="'Qh|Kh|rc/' is missing"):

@@ -13,7 +13,9 @@ from agent.evaluation.evaluate import agent_profile, profile_exploitability
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.snapshot import LeafSnapshot
 from agent.resolving.continual import ContinualResolver, ResolveSettings
+from agent.solver.cfr import Solver
 from agent.solver.handspace import HandSpace
+from agent.solver.resolve import SolverConfig, prepare
 from agent.solver.tree import FCPA
 from protocol.gamedef import Game
 from protocol.state import CALL, LIMIT_RAISE, HandState
@@ -93,3 +95,30 @@ def test_shipped_network_agent_exploitability_is_pinned(game_name: str, bound: f
     profile = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings))
     mbb = 1000 * profile_exploitability(profile)["exploitability"] / game.big_blind
     assert 0 < mbb <= bound
+
+
+@pytest.mark.parametrize("algorithm, dtype", [("dcfr", "float64"), ("hybrid", "float64"), ("dcfr", "float32")])
+def test_averaged_board_values_add_up_to_the_solvers_own_average_at_each_leaf(
+    leduc_limit: Game, algorithm: str, dtype: str
+) -> None:
+    """Summed over the boards with the chance weights, the per-board averages are exactly the
+    averaged value the solver keeps for the leaf's row: the leaf averaged the values of the
+    player and iteration the solver averaged (any path: alternating or simultaneous updates,
+    Python or C kernels)."""
+    space = HandSpace(leduc_limit)
+    settings, _ = _settings(leduc_limit, space, iterations=40)
+    leaf = HandNetLeafValues(settings.streets[0].leaf_values.net, space, canonical=True)
+    config = SolverConfig(algorithm=algorithm, alternating=algorithm != "hybrid", iterations=40, device="cpu", dtype=dtype)
+    _, la = prepare(HandState.initial(leduc_limit), space, np.arange(space.size), (FCPA, FCPA), config, last_round=0)
+    solver = Solver(la, config.variant(), leaf_values=leaf)  # every row's average tracked
+    solver.solve(torch.full((2, space.size), 1.0 / space.size, dtype=la.dtype), 40)
+    averaged = solver.average_values().double().numpy()
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for i, row in enumerate(la.leaves.rows.tolist()):
+        per_board = leaf.average_board_values(la, i)
+        if per_board is None:  # both all-in: valued exactly, nothing to hand over
+            continue
+        # the lookahead's chance weight: one card from those neither player holds (any hand sees 4 of the 6 boards)
+        weight = 1.0 / (len(space.deck) - 2 * leduc_limit.num_hole_cards)
+        total = sum(v.double().numpy() for v in per_board.values()) * weight
+        np.testing.assert_allclose(total, averaged[:, row], atol=tol * max(1.0, np.abs(total).max()))

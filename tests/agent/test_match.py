@@ -144,3 +144,21 @@ def test_new_log_dir_never_reuses_a_folder(tmp_path: Path, leduc: Game) -> None:
     first, second = new_log_dir(leduc, tmp_path, now), new_log_dir(leduc, tmp_path, now)
     assert first.name == "match-leduc-20260102T030405Z" and second.name == "match-leduc-20260102T030405Z-2"
     assert first.is_dir() and second.is_dir()
+
+
+def test_a_failing_per_hand_report_does_not_end_the_match(tmp_path: Path) -> None:
+    """The progress report runs in the dealer's thread: if it fails (e.g. stderr is a closed pipe)
+    the match still finishes, with a warning in the dealer's log, instead of the dealer dying."""
+    from agent.evaluation.match import SeatSpec, run_single
+
+    calls: list[int] = []
+
+    def broken(hand_id: int, values: tuple[float, ...], stats: list) -> None:
+        calls.append(hand_id)
+        raise BrokenPipeError("stderr closed")
+
+    game = load_game("leduc")
+    specs = [SeatSpec("call", bot="call"), SeatSpec("random", bot="random")]
+    result, _ = run_single(game, "leduc", 6, specs, ["call", "random"], 1, tmp_path, "m", on_hand=broken)
+    assert result.hands_played == 6 and calls == [0]
+    assert "the per-hand report failed" in (tmp_path / "m.dealer.err").read_text()
