@@ -427,6 +427,37 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_ensemble(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ensemble",
+        help="average trained value networks into one TorchScript network",
+        description="One network whose output is the mean of its members' (each checked against its manifest; they "
+        "must share inputs and outputs). It is recorded in the manifest with every member's provenance, and loads "
+        "wherever a value network does (e.g. bot.leduc.value_net).",
+        epilog=example(
+            "deepstack ensemble --out models/leduc/leduc-limit-ens.pt --name leduc-limit-ens "
+            "models/leduc/leduc-limit.pt models/leduc/leduc-limit-s1.pt"
+        ),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("members", nargs="+", metavar="NET", help="the networks to average (.pt files listed in a manifest)")
+    p.add_argument("--out", required=True, help="the ensemble's file (e.g. models/leduc/leduc-limit-ens.pt)")
+    p.add_argument("--name", required=True, help="its name in the manifest")
+    p.set_defaults(func=_run_ensemble)
+
+
+def _run_ensemble(args: argparse.Namespace) -> int:
+    from agent.training.ensemble import build_ensemble
+
+    try:
+        path = build_ensemble(args.members, Path(args.out), args.name)
+    except ModelError as exc:
+        print(f"deepstack ensemble: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} ({len(args.members)} networks averaged)")
+    return 0
+
+
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train",
@@ -671,6 +702,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_buckets,
     _add_generate,
     _add_train,
+    _add_ensemble,
     _add_eval,
     _add_bench,
 ]

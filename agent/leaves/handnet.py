@@ -29,6 +29,11 @@ class _LeafBatch:
     all-in are valued exactly (a showdown over the runouts), not by the network."""
 
     def __init__(self, adapter: HandNetLeafValues, leaves: LeafInfo, la: Lookahead) -> None:
+        #: the latest per-board values (before the chance weights; a reference, not a copy) and, once
+        #: the solver averages them (:meth:`HandNetLeafValues.track_average`), their weighted sums
+        self.last: torch.Tensor | None = None
+        self.sums: torch.Tensor | None = None
+        self.weight = [0.0, 0.0]
         space = adapter.space
         game = space.game
         k = game.num_hole_cards
@@ -76,11 +81,6 @@ class _LeafBatch:
         self.pot_input = (self.pots / pot_scale(game)).to(torch.float32)
         self.hands = torch.as_tensor(la.hands, device=dev)
         self.size = space.size
-        #: the latest per-board values (before the chance weights; a reference, not a copy) and, once
-        #: the solver averages them (:meth:`HandNetLeafValues.track_average`), their weighted sums
-        self.last: torch.Tensor | None = None
-        self.sums: torch.Tensor | None = None
-        self.weight = [0.0, 0.0]
 
 
 class HandNetLeafValues:

@@ -18,7 +18,7 @@ from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, prepare
 from agent.solver.tree import FCPA
 from protocol.gamedef import Game
-from protocol.state import CALL, LIMIT_RAISE, HandState
+from protocol.state import CALL, LIMIT_RAISE, HandState, raise_to
 
 
 class _Recording(HandNetLeafValues):
@@ -32,6 +32,8 @@ class _Recording(HandNetLeafValues):
     def track_average(self, la, player: int, weight: float) -> None:
         batch = self._batches.peek(la)
         assert batch is not None
+        if batch.last is None:  # every leaf all-in: nothing from the network
+            return super().track_average(la, player, weight)
         if la is not self._last_la:  # a new re-solve: keep only the latest one's iterations
             self.seen, self._last_la = [], la
         self.seen.append((player, weight, batch.last[player].clone()))
@@ -122,3 +124,15 @@ def test_averaged_board_values_add_up_to_the_solvers_own_average_at_each_leaf(
         weight = 1.0 / (len(space.deck) - 2 * leduc_limit.num_hole_cards)
         total = sum(v.double().numpy() for v in per_board.values()) * weight
         np.testing.assert_allclose(total, averaged[:, row], atol=tol * max(1.0, np.abs(total).max()))
+
+
+def test_a_resolve_whose_leaves_are_all_all_in(leduc: Game) -> None:
+    """Facing an all-in in round 1 of no-limit Leduc every leaf of the lookahead is valued exactly
+    (nothing for the network, nothing to average): the averaging must not need a network row."""
+    space = HandSpace(leduc)
+    settings, _ = _settings(leduc, space, iterations=10)
+    resolver = ContinualResolver(space, settings)
+    resolver.start_hand(1)
+    state = HandState.initial(leduc).apply(raise_to(1200))
+    decision = resolver.decide(state)
+    assert np.allclose(decision.strategy.sum(axis=0)[space.valid(())], 1.0)

@@ -744,3 +744,36 @@ def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         main(["train", "--game", "leduc", "--data", str(data), "--out", str(not_a_folder), "--name", "x", "--epochs", "1"]) == 1
     )
     assert f"cannot write to {not_a_folder}" in capsys.readouterr().err
+
+
+def test_an_ensemble_is_the_mean_of_its_members_and_names_them(tmp_path: Path) -> None:
+    """`deepstack ensemble`: one TorchScript network giving the mean of its members' outputs,
+    loadable as any value network, its manifest entry listing each member; members with another
+    interface are refused."""
+    from agent.cli.main import main
+    from agent.nets.manifest import load_value_net, register_model
+    from agent.nets.valuenet import NetSpec, ValueNet
+
+    spec = NetSpec(buckets=6, extra=6, hidden=16, layers=2)
+    paths = []
+    for seed in (1, 2, 3):
+        torch.manual_seed(seed)
+        path = tmp_path / f"m{seed}.pt"
+        torch.jit.script(ValueNet(spec).eval()).save(str(path))
+        register_model(path, name=f"m{seed}", net=spec.to_dict(), canonical_suits=True, command=f"train {seed}")
+        paths.append(path)
+    out = tmp_path / "ens.pt"
+    assert main(["ensemble", "--out", str(out), "--name", "ens", *map(str, paths)]) == 0
+    ens, entry = load_value_net(out)
+    x = torch.rand(5, spec.inputs)
+    members = [load_value_net(p)[0] for p in paths]
+    with torch.no_grad():
+        expected = sum(m(x) for m in members) / 3
+        np.testing.assert_allclose(ens(x).numpy(), expected.numpy(), atol=1e-6)
+    assert entry["net"] == spec.to_dict() and entry["canonical_suits"] is True
+    assert [m["command"] for m in entry["members"]] == ["train 1", "train 2", "train 3"]
+    other = tmp_path / "other.pt"
+    torch.jit.script(ValueNet(spec).eval()).save(str(other))
+    register_model(other, name="other", net=spec.to_dict(), canonical_suits=False)
+    assert main(["ensemble", "--out", str(tmp_path / "bad.pt"), "--name", "bad", str(paths[0]), str(other)]) == 2
+    assert main(["ensemble", "--out", str(tmp_path / "one.pt"), "--name", "one", str(paths[0])]) == 2
