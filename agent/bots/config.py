@@ -169,8 +169,8 @@ class TimeConfig:
 @dataclass(frozen=True)
 class BotConfig:
     time: TimeConfig = field(default_factory=TimeConfig)
-    leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc.pt"))
-    leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit.pt"))
+    leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-ens.pt"))
+    leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit-ens.pt"))
     hunl: HoldemBotConfig = field(default_factory=HoldemBotConfig)
 
 

@@ -9,6 +9,7 @@ networks needs to know; its manifest entry lists every member with its own prove
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -65,8 +66,11 @@ def build_ensemble(members: list[str | Path], out: Path, name: str, command: str
         out,
         name=name,
         **{key: first[key] for key in _INTERFACE if key in first},
-        members=[{k: entry[k] for k in keep if k in entry} for _, entry in loaded],
-        training_situations=sum(int(entry.get("training_situations", 0)) for _, entry in loaded),
+        members=[{"file": str(m), **{k: entry[k] for k in keep if k in entry}} for m, (_, entry) in zip(members, loaded)],
+        # members trained on the same data count it once
+        training_situations=sum(
+            {json.dumps(e.get("data"), sort_keys=True): int(e.get("training_situations", 0)) for _, e in loaded}.values()
+        ),
         command=command or " ".join(sys.argv),
     )
     return out

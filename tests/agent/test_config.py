@@ -25,7 +25,7 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
     # a non-editable install without the file falls back to the built-in defaults: they must agree
     assert config == default_config()
     # its relative paths are the repository's (where config.yaml lives), wherever the command runs
-    assert config.bot.leduc.value_net == str(ROOT / "models" / "leduc" / "leduc.pt")
+    assert config.bot.leduc.value_net == str(ROOT / "models" / "leduc" / "leduc-ens.pt")
     assert config.bot.hunl.models.preflop_checkdown == str(ROOT / "models" / "holdem" / "preflop-checkdown.npz")
 
 
@@ -178,7 +178,7 @@ def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
     where, turn, leduc, buckets = json.loads(out.stdout)
     assert where == str(site / "agent" / "bots" / "config.py")
     assert turn == str(site / "models" / "holdem" / "turn.pt")
-    assert leduc == str(site / "models" / "leduc" / "leduc.pt")
+    assert leduc == str(site / "models" / "leduc" / "leduc-ens.pt")
     assert buckets == str(site / "models" / "holdem" / "buckets-flop.npz")
     assert all(Path(p).is_file() for p in (turn, leduc, buckets))
 
@@ -190,7 +190,7 @@ def test_a_partial_mapping_keeps_the_parts_defaults() -> None:
 
     config = config_from_dict({"bot": {"leduc": {"iterations": 100}}})
     assert config.bot.leduc.iterations == 100
-    assert config.bot.leduc.value_net is not None and config.bot.leduc.value_net.endswith("models/leduc/leduc.pt")
-    assert config.bot.leduc_limit.value_net.endswith("models/leduc/leduc-limit.pt")
+    assert config.bot.leduc.value_net is not None and config.bot.leduc.value_net.endswith("models/leduc/leduc-ens.pt")
+    assert config.bot.leduc_limit.value_net.endswith("models/leduc/leduc-limit-ens.pt")
     assert config_from_dict({"bot": {"leduc": {"value_net": None}}}).bot.leduc.value_net is None
     assert config_from_dict({"bot": {"hunl": {"flop": {"iterations": 3}}}}).bot.hunl.flop.leaves == "checkdown"

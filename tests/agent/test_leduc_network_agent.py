@@ -85,10 +85,11 @@ def test_round_two_starts_from_the_values_the_round_one_solve_averaged(leduc_lim
     assert np.isfinite(resolver.memory.opp_values).all()
 
 
-@pytest.mark.parametrize("game_name, bound", [("leduc-limit", 35.0), pytest.param("leduc", 35.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("game_name, bound", [("leduc-limit", 24.0), pytest.param("leduc", 20.0, marks=pytest.mark.slow)])
 def test_shipped_network_agent_exploitability_is_pinned(game_name: str, bound: float, request: pytest.FixtureRequest) -> None:
-    """The whole agent (300 iterations per re-solve, the shipped network) measured exactly:
-    27.7 (limit) and 27.6 (no-limit) mbb/g when pinned; round 2 solved exactly gives 0.92 / 1.68."""
+    """The whole agent (300 iterations per re-solve, the shipped ensembles of networks) measured
+    exactly: 20.8 (limit) and 17.5 (no-limit) mbb/g when pinned; round 2 solved exactly gives
+    0.92 / 1.68, one network alone 27.7 / 27.6, and before the hand-over fix 274 / 76.9."""
     game = request.getfixturevalue("leduc_limit" if game_name == "leduc-limit" else "leduc")
     space = HandSpace(game)
     cfg = load_config(None)
