@@ -49,6 +49,41 @@ class _SnapshotOnly(HandNetLeafValues):
     average_board_values = None  # type: ignore[assignment]
 
 
+def baseline_values(space: HandSpace, settings: ResolveSettings) -> dict[str, float]:
+    """The agent's exact expected win (mbb/g, both seats averaged) against the call, raise and random
+    baselines of limit Leduc, whose actions are exactly the tree's (what `deepstack match` estimates)."""
+    from agent.solver.cfr import Solver, Variant, exploitability
+    from protocol.state import ActionKind
+
+    prof = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings))
+    la = prof.lookahead
+    ours = prof.strategy / prof.strategy.sum(dim=1, keepdim=True).clamp(min=1e-30)
+    reach = torch.full((2, space.size), 1.0 / space.size, dtype=torch.float64)
+    solver = Solver(la, Variant())
+    out = {}
+    for name in ("call", "raise", "random"):
+        total = 0.0
+        for seat in (0, 1):  # the baseline's seat
+            mixed = ours.clone()
+            for m, row in enumerate(la.dec_rows.tolist()):
+                node = la.nodes[row]
+                if node.player != seat:
+                    continue
+                kinds = [a.kind for a in node.actions]
+                probs = torch.zeros(len(kinds), dtype=torch.float64)
+                if name == "call":
+                    probs[kinds.index(ActionKind.CALL)] = 1.0
+                elif name == "raise":
+                    probs[kinds.index(ActionKind.RAISE) if ActionKind.RAISE in kinds else kinds.index(ActionKind.CALL)] = 1.0
+                else:
+                    probs[:] = 1.0 / len(kinds)
+                mixed[m, : len(kinds)] = probs.unsqueeze(1)
+            e = exploitability(solver, reach, mixed)
+            total += e["value1"] if seat == 0 else e["value0"]
+        out[name] = 1000 * total / 2 / space.game.big_blind
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--game", default="leduc-limit")
@@ -61,7 +96,8 @@ def main() -> None:
         default="net,net-snapshot,net+exact-chance,errors",
         help="exact (round 2 solved exactly), net (as shipped), net-snapshot (round 2 from the network asked again at "
         "the leaf's average ranges), net+exact-chance (from round 2 solved exactly at those ranges), errors (the "
-        "network against round 2 solved exactly on the states net-snapshot reaches)",
+        "network against round 2 solved exactly on the states net-snapshot reaches), baselines (limit: the agent's "
+        "exact expected win against call, raise and random)",
     )
     ap.add_argument("--dump", default=None, help="write the reached states, solved exactly, as network rows (npz)")
     args = ap.parse_args()
@@ -83,6 +119,8 @@ def main() -> None:
         net = ResolveSettings(streets=(r1, net.streets[1]))
         out["net"] = args.raw_net
     r1, r2 = net.streets
+    if "baselines" in variants:  # exact expected results of the matches against the baselines (limit)
+        out["against_baselines_mbb_g"] = baseline_values(space, net)
     if "net" in variants:  # the agent as shipped: round 2 starts from the averaged leaf values
         out["exploitability"], out["seconds"] = measure(space, net)
     # the earlier hand-over: the network asked again at the leaf's average ranges (LeafSnapshot)
