@@ -245,7 +245,10 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
     raise ConfigError(f"{where}: unsupported setting type {tp!r}")  # a bug in the dataclasses
 
 
-def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
+def _build(cls: Any, data: dict[str, Any], where: str, base: Any = None) -> Any:
+    """``data`` (a mapping of the file) laid over ``base`` (default: the class's defaults). A mapping
+    given for a nested part is laid over that part's default here, not over its class's defaults:
+    `bot: {leduc: {iterations: 100}}` keeps the Leduc bot's shipped network."""
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     unknown = sorted(set(data) - known)
@@ -254,29 +257,16 @@ def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
             f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}",
             key=f"{where}.{unknown[0]}" if where else str(unknown[0]),
         )
-    # a mapping given for a nested part is laid over that part's default here (not over its class's
-    # defaults): `bot: {leduc: {iterations: 100}}` keeps the Leduc bot's shipped network
-    base = cls()
+    base = cls() if base is None else base
     kwargs = {}
     for k, v in data.items():
         key = f"{where}.{k}" if where else k
         default = getattr(base, k)
         if isinstance(v, dict) and dataclasses.is_dataclass(default):
-            kwargs[k] = _build_onto(default, v, key)
+            kwargs[k] = _build(type(default), v, key, base=default)
         else:
             kwargs[k] = _convert(v, hints[k], key)
     return dataclasses.replace(base, **kwargs)
-
-
-def _build_onto(default: Any, data: dict[str, Any], where: str) -> Any:
-    built = _build(type(default), {}, where)  # the class's defaults, checked as any built part
-    changes = {
-        f.name: getattr(default, f.name)
-        for f in dataclasses.fields(default)
-        if getattr(built, f.name) != getattr(default, f.name)
-    }
-    merged = _build(type(default), data, where)
-    return dataclasses.replace(merged, **{k: v for k, v in changes.items() if k not in data})
 
 
 def _resolve_paths(obj: Any, given: Any, base: Path) -> Any:

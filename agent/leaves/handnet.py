@@ -15,6 +15,7 @@ from math import comb
 import numpy as np
 import torch
 
+from agent.leaves.board_averages import BoardAverages
 from agent.leaves.checkdown import CheckdownEvaluator
 from agent.leaves.per_lookahead import PerLookahead
 from agent.leaves.snapshot import LeafSnapshot
@@ -29,11 +30,8 @@ class _LeafBatch:
     all-in are valued exactly (a showdown over the runouts), not by the network."""
 
     def __init__(self, adapter: HandNetLeafValues, leaves: LeafInfo, la: Lookahead) -> None:
-        #: the latest per-board values (before the chance weights; a reference, not a copy) and, once
-        #: the solver averages them (:meth:`HandNetLeafValues.track_average`), their weighted sums
-        self.last: torch.Tensor | None = None
-        self.sums: torch.Tensor | None = None
-        self.weight = [0.0, 0.0]
+        #: the per-board values (before the chance weights) the solver averages (track_average)
+        self.averages = BoardAverages(torch.zeros(0, dtype=torch.long), [])
         space = adapter.space
         game = space.game
         k = game.num_hole_cards
@@ -67,6 +65,7 @@ class _LeafBatch:
         dev, dt = la.device, la.dtype
         self.rows = torch.as_tensor(np.array(rows, dtype=np.int64), device=dev)
         self.boards = boards
+        self.averages = BoardAverages(self.rows, boards)
         self.count = len(rows)
         if not rows:
             return
@@ -119,33 +118,23 @@ class HandNetLeafValues:
         out = torch.zeros_like(reach)
         if batch.count:
             values = self.board_values(reach, batch)
-            batch.last = values
+            batch.averages.record(values)
             out.index_add_(1, batch.rows, values * batch.weights.unsqueeze(0))
         if batch.exact is not None:
             out[:, batch.allin_leaves] = batch.exact(reach[:, batch.allin_leaves])
         return out
 
     def track_average(self, la: Lookahead, player: int, weight: float) -> None:
-        """Called by the solver with each iteration's averaging weight, after ``player``'s values:
-        adds the latest per-board values of ``player`` to their weighted sum."""
+        """Called by the solver with each iteration's averaging weight, after ``player``'s values."""
         batch = self._batches.peek(la)
-        if batch is None or batch.last is None:
-            return
-        if batch.sums is None:
-            batch.sums = torch.zeros_like(batch.last)
-        batch.sums[player].add_(batch.last[player], alpha=weight)
-        batch.weight[player] += weight
+        if batch is not None:
+            batch.averages.add(player, weight)
 
     def average_board_values(self, la: Lookahead, leaf: int) -> dict[tuple[int, ...], torch.Tensor] | None:
         """``{next board: [2, H]}`` at leaf index ``leaf``: the iteration-weighted average of the values
-        the re-solve saw there (the lookahead's hand list), as a solver averages the values of any
-        other row. None where nothing was tracked (an all-in leaf, or no solve)."""
+        the re-solve saw there (the lookahead's hand list); None where nothing was averaged."""
         batch = self._batches.peek(la)
-        if batch is None or batch.sums is None or min(batch.weight) <= 0:
-            return None
-        avg = torch.stack([batch.sums[p] / batch.weight[p] for p in range(2)])
-        where = torch.nonzero(batch.rows == leaf).flatten().tolist()
-        return {batch.boards[j]: avg[:, j] for j in where} or None
+        return None if batch is None else batch.averages.at_leaf(leaf)
 
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
         """``[2, hands]`` values at the start of the next round on ``board`` below a leaf, for the

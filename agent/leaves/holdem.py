@@ -19,6 +19,7 @@ from math import comb
 import numpy as np
 import torch
 
+from agent.leaves.board_averages import BoardAverages
 from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.per_lookahead import PerLookahead
 from agent.leaves.snapshot import LeafSnapshot
@@ -113,13 +114,13 @@ class BucketNetLeafValues:
                 weights.append(w)
                 boards.append(full)
         prepared = {
-            "boards": boards,  # per row, the next board (none for pre-flop leaves)
             "rows": torch.as_tensor(rows, device=la.device),
             "ids": torch.stack(ids).to(la.device),  # [R, H]
             "weights": torch.as_tensor(weights, dtype=la.dtype, device=la.device).unsqueeze(1),
             "pot": torch.as_tensor(leaves.spent.sum(axis=1), dtype=la.dtype, device=la.device),
         }
-        prepared["weight"] = [0.0, 0.0]  # of the per-board values the solver averages (see track_average)
+        if boards:  # the per-board values the solver averages (see track_average)
+            prepared["averages"] = BoardAverages(prepared["rows"], boards)
         return prepared
 
     def _values(self, reach: torch.Tensor, ids: torch.Tensor, pot: torch.Tensor) -> torch.Tensor:
@@ -139,8 +140,8 @@ class BucketNetLeafValues:
         prep = self._prepare(leaves, la)
         r = reach.index_select(1, prep["rows"])
         vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]))
-        if prep["boards"]:
-            prep["last"] = vals  # a reference to this call's values (not a copy)
+        if "averages" in prep:
+            prep["averages"].record(vals)
         out = torch.zeros_like(reach)
         out.index_add_(1, prep["rows"], vals * prep["weights"].unsqueeze(0))
         return out
@@ -148,22 +149,14 @@ class BucketNetLeafValues:
     def track_average(self, la: Lookahead, player: int, weight: float) -> None:
         """The solver's averaging step (see :meth:`agent.leaves.handnet.HandNetLeafValues.track_average`)."""
         prep = self._prepared.peek(la)
-        if prep is None or "last" not in prep:
-            return
-        if "sums" not in prep:
-            prep["sums"] = torch.zeros_like(prep["last"])
-        prep["sums"][player].add_(prep["last"][player], alpha=weight)
-        prep["weight"][player] += weight
+        if prep is not None and "averages" in prep:
+            prep["averages"].add(player, weight)
 
     def average_board_values(self, la: Lookahead, leaf: int) -> dict[tuple[int, ...], torch.Tensor] | None:
         """``{next board: [2, H]}`` at leaf index ``leaf``, averaged over the re-solve's iterations
         (None for pre-flop leaves, whose auxiliary network averages the flops itself)."""
         prep = self._prepared.peek(la)
-        if prep is None or "sums" not in prep or min(prep["weight"]) <= 0:
-            return None
-        avg = torch.stack([prep["sums"][p] / prep["weight"][p] for p in range(2)])
-        where = torch.nonzero(prep["rows"] == leaf).flatten().tolist()
-        return {prep["boards"][j]: avg[:, j] for j in where} or None
+        return None if prep is None or "averages" not in prep else prep["averages"].at_leaf(leaf)
 
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
         """Values on ``board`` below the leaf: the re-solve's averaged ones where it kept them, else

@@ -214,6 +214,9 @@ class Solver:
         self._showdown = la.terminal.showdown(la.showdown_boards) if len(la.showdown_rows) else None
         self._fold = la.terminal.fold_group(la.fold_boards) if len(la.fold_rows) else None
         self._has_leaves = len(la.leaves.rows) > 0
+        #: only re-solves (solves keeping the average strategy) hand leaf values over to the next
+        #: round; data generation and value-only solves skip the averaging (memory)
+        self._leaf_tracker = getattr(leaf_values, "track_average", None) if self._has_leaves and average_strategy else None
         self.iterations_done = 0
         self._kernels = _bind_native_kernels(self) if native is not False else None
         if native and self._kernels is None:
@@ -337,12 +340,9 @@ class Solver:
             self.weight_sum += w
 
     def _track_leaves(self, player: int, w: float) -> None:
-        """Let a leaf function that keeps its own averages (``track_average``) weigh this iteration:
-        only in re-solves (solves keeping the average strategy), whose values are handed over to the
-        next round; data generation and value-only solves skip it (memory)."""
-        track = getattr(self.leaf_values, "track_average", None) if self._has_leaves and self.tracks_strategy else None
-        if track is not None:
-            track(self.la, player, w)
+        """Let a leaf function that keeps its own averages (``track_average``) weigh this iteration."""
+        if self._leaf_tracker is not None:
+            self._leaf_tracker(self.la, player, w)
 
     # ------------------------------------------------------------------ driver
     def solve(

@@ -26,19 +26,9 @@ class MeanOfNets(nn.Module):
     def __init__(self, members: list[torch.jit.ScriptModule]) -> None:
         super().__init__()
         self.members = nn.ModuleList(members)
-        self.scale = 1.0 / len(members)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        total = torch.zeros(0)
-        first = True
-        for member in self.members:
-            out = member(x)
-            if first:
-                total = out
-                first = False
-            else:
-                total = total + out
-        return total * self.scale
+        return torch.stack([member(x) for member in self.members]).mean(dim=0)
 
 
 #: manifest fields that must agree between members (a network's interface)

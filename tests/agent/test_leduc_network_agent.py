@@ -32,11 +32,11 @@ class _Recording(HandNetLeafValues):
     def track_average(self, la, player: int, weight: float) -> None:
         batch = self._batches.peek(la)
         assert batch is not None
-        if batch.last is None:  # every leaf all-in: nothing from the network
+        if batch.averages.last is None:  # every leaf all-in: nothing from the network
             return super().track_average(la, player, weight)
         if la is not self._last_la:  # a new re-solve: keep only the latest one's iterations
             self.seen, self._last_la = [], la
-        self.seen.append((player, weight, batch.last[player].clone()))
+        self.seen.append((player, weight, batch.averages.last[player].clone()))
         super().track_average(la, player, weight)
 
 
