@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from protocol.bot import Bot
 from protocol.gamedef import Game
-from protocol.logs import get_logger
+from protocol.logs import get_logger, process_seconds
 from protocol.matchstate import MatchState, MatchStateError, parse_matchstate
 from protocol.state import CALL, LIMIT_RAISE, Action, ActionKind, raise_to
 
@@ -168,10 +168,29 @@ def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
     return fallback, True
 
 
+def open_session(host: str, port: int, connect_timeout: float = 30.0) -> socket.socket:
+    """Connect to the dealer and send the version line: the seat is taken. The dealer's first
+    state may then wait in the socket while the bot gets ready."""
+    sock = connect(host, port, connect_timeout)
+    try:
+        sock.sendall(VERSION_LINE)
+    except OSError:
+        sock.close()
+        raise
+    log.info("startup", phase="connected", dealer=f"{host}:{port}", since_process_start_s=process_seconds())
+    return sock
+
+
 def play(
     game: Game, bot: Bot, host: str, port: int, connect_timeout: float = 30.0, read_timeout: float | None = None
 ) -> ClientSummary:
-    """Play a whole match on ``host:port``; returns when the dealer closes the connection.
+    """Play a whole match on ``host:port``; returns when the dealer closes the connection
+    (:func:`play_session` on a fresh :func:`open_session`)."""
+    return play_session(open_session(host, port, connect_timeout), game, bot, read_timeout)
+
+
+def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float | None = None) -> ClientSummary:
+    """Play the match on ``sock`` (from :func:`open_session`) until the dealer closes it.
 
     The ACPC dealer ends a match by closing the connection after the last hand, and says nothing
     else, so the summary tells a finished match from a lost one by the last state it sent: a
@@ -179,13 +198,11 @@ def play(
     silence longer than ``read_timeout`` seconds (None: wait as long as the dealer takes, as the
     ACPC dealer may wait for the opponent), is not (``summary.ended``).
     """
-    sock = connect(host, port, connect_timeout)
     sock.settimeout(read_timeout)
     summary = ClientSummary()
     buffer = LineBuffer()
     bot.start_match(game)
     try:
-        sock.sendall(VERSION_LINE)
         while True:
             try:
                 data = sock.recv(65536)
@@ -208,6 +225,8 @@ def play(
                         summary.ended, summary.error = "lost", f"sending our action failed: {exc}"
                         return summary
                     summary.think_seconds += time.perf_counter() - received
+                    if summary.decisions == 1:
+                        log.info("startup", phase="first_action", since_process_start_s=process_seconds())
                     received = time.perf_counter()
     finally:
         sock.close()

@@ -4,6 +4,7 @@ people and as JSON lines in a file for machines (one object per event)."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -73,3 +74,14 @@ def configure_logging(
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     return structlog.get_logger(name)
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (its start time as the kernel recorded it, so the
+    interpreter's and the imports' time count), or None where /proc is not there."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return round(uptime - ticks / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return None

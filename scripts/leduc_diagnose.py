@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from agent.bots.config import load_config
-from agent.bots.deepstack import leduc_settings
+from agent.bots.settings import leduc_settings
 from agent.evaluation.evaluate import agent_profile, profile_exploitability
 from agent.leaves.handnet import HandNetLeafValues
 from agent.nets.encoding import pot_scale

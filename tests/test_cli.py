@@ -347,7 +347,7 @@ def test_the_models_checked_are_those_the_bot_loads(hunl: Game, leduc_limit: Gam
     from dataclasses import replace
 
     from agent.bots.config import StreetConfig, load_config
-    from agent.bots.deepstack import check_models, model_paths
+    from agent.bots.settings import check_models, model_paths
 
     shipped = load_config()
     assert [k for k, _ in model_paths(hunl, shipped)] == ["bot.hunl.models.preflop_checkdown"]

@@ -81,6 +81,9 @@ class LeducBotConfig:
     algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
     #: TorchScript value network replacing round 2 in round-1 re-solves (null: solve round 2 exactly)
     value_net: str | None = field(default=None, metadata=MODEL_PATH)
+    #: the first states' re-solves on disk (agent/bots/start_cache.py): used when made by the same
+    #: settings, models and code, else solved at start-up; a file of your own is written at match end
+    start_cache: str | None = field(default=None, metadata=MODEL_PATH)
 
 
 @dataclass(frozen=True)
@@ -141,9 +144,10 @@ class HoldemBotConfig:
     #: leaf: agent/resolving/chance_solve.py)
     street_start_values: Literal["leaf", "solve"] = "leaf"
     models: HoldemModels = field(default_factory=HoldemModels)
-    #: file keeping the pre-flop re-solves between runs (start-up is then instant); it is used
-    #: only when it was made by the same settings, models and code, and rewritten at match end
-    preflop_cache: str | None = field(default=None, metadata=OUTPUT_PATH)
+    #: the first states' re-solves and the pre-flop decisions on disk (agent/bots/start_cache.py):
+    #: used when made by the same settings, models and code, else solved at start-up; a file of
+    #: your own (not a shipped one under models/) is rewritten at match end with the decisions met
+    start_cache: str | None = field(default="models/start/hunl.pkl", metadata=MODEL_PATH)
 
     def __post_init__(self) -> None:
         if self.turn.leaves == "net":
@@ -169,8 +173,14 @@ class TimeConfig:
 @dataclass(frozen=True)
 class BotConfig:
     time: TimeConfig = field(default_factory=TimeConfig)
-    leduc: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-ens.pt"))
-    leduc_limit: LeducBotConfig = field(default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-limit-ens.pt"))
+    leduc: LeducBotConfig = field(
+        default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-ens.pt", start_cache="models/start/leduc.pkl")
+    )
+    leduc_limit: LeducBotConfig = field(
+        default_factory=lambda: LeducBotConfig(
+            value_net="models/leduc/leduc-limit-ens.pt", start_cache="models/start/leduc-limit.pkl"
+        )
+    )
     hunl: HoldemBotConfig = field(default_factory=HoldemBotConfig)
 
 

@@ -8,11 +8,8 @@ corrupt model, a bad config) fails when the bot is built, before the match start
 
 from __future__ import annotations
 
-import hashlib
-import os
-import pickle
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,17 +17,12 @@ import torch
 
 from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.bots.heap import release_free_memory
+from agent.bots.settings import check_models, hunl_settings, is_hunl, is_leduc, leduc_settings
+from agent.bots.start_cache import is_shipped, load_start_cache, save_start_cache, start_key
 from agent.bots.timing import TimeBudget
-from agent.leaves.equity_matrix import CheckdownMatrices
-from agent.leaves.handnet import HandNetLeafValues
-from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
-from agent.nets.buckets import BucketTable
-from agent.nets.manifest import ModelError, checked_file, code_version, load_value_net, sha256_of
-from agent.resolving.chance_solve import SolvedChanceValues
-from agent.resolving.continual import ContinualResolver, Decision, ResolveSettings, StreetSettings, sample_action
+from agent.resolving.continual import ContinualResolver, Decision, sample_action
 from agent.solver.handspace import HandSpace
-from agent.solver.resolve import SolverConfig, pick_device
-from agent.solver.tree import DEEPSTACK_SIZING, FCPA
+from agent.solver.resolve import pick_device
 from native.cards import cards_to_str
 from protocol.bot import BaseBot
 from protocol.gamedef import DeckConvention, Game
@@ -46,127 +38,6 @@ class _Seat:
     convention: DeckConvention
     space: HandSpace
     resolver: ContinualResolver
-
-
-def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: str) -> ResolveSettings:
-    config = SolverConfig(
-        algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64"
-    )
-    if cfg.value_net is None:
-        return ResolveSettings.uniform(FCPA, config)
-    net, entry = load_value_net(cfg.value_net, device=pick_device(device))
-    leaf = HandNetLeafValues(net, space, canonical=bool(entry.get("canonical_suits", False)))
-    round1 = StreetSettings(sizing=(FCPA,), config=config, last_round=0, leaf_values=leaf, chance_values=leaf.chance_values)
-    round2 = StreetSettings(sizing=(FCPA,), config=config)
-    return ResolveSettings(streets=(round1, round2))
-
-
-def _checked_file(path: str) -> Path:
-    """A data file of ``models/`` checked against its manifest entry (sha256)."""
-
-    return checked_file(path, " (deepstack buckets builds the bucket tables and check-down matrix)")[0]
-
-
-def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:
-    """Per-street re-solving for heads-up no-limit hold'em (DeepStack's table, section 4)."""
-
-    dev = pick_device(device)
-    sizing = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))
-    streets_cfg = (cfg.preflop, cfg.flop, cfg.turn, cfg.river)
-    checkdown = None
-
-    def get_checkdown() -> CheckdownLeafValues:
-        nonlocal checkdown
-        if checkdown is None:
-            checkdown = CheckdownLeafValues(CheckdownMatrices(_checked_file(cfg.models.preflop_checkdown)))
-        return checkdown
-
-    def net_leaf(net_path: str, buckets_path: str | None) -> BucketNetLeafValues:
-        net, _ = load_value_net(net_path, device=dev)
-        table = BucketTable.load(_checked_file(buckets_path)) if buckets_path else None
-        return BucketNetLeafValues(net, game, table)
-
-    streets = []
-    for r, sc in enumerate(streets_cfg):
-        config = SolverConfig(
-            algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=sc.iterations, device=device
-        )
-        if sc.leaves == "end" or r == 3:
-            streets.append(StreetSettings(sizing=sizing, config=config))
-            continue
-        if sc.leaves == "checkdown":
-            leaf = get_checkdown()
-            streets.append(
-                StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values)
-            )
-            continue
-        if r == 0:
-            aux = net_leaf(cfg.models.aux_net, None)
-            flop = net_leaf(cfg.models.flop_net, cfg.models.flop_buckets)
-            streets.append(
-                StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values)
-            )
-        elif r == 1:
-            turn = net_leaf(cfg.models.turn_net, cfg.models.turn_buckets)
-            streets.append(
-                StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values)
-            )
-        else:
-            raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
-    if cfg.street_start_values == "solve":
-        space = HandSpace(game)
-        for r in range(3):  # a depth-limited street: the next one is solved when its cards come
-            st = streets[r]
-            if st.last_round is not None and st.chance_values is not None:
-                streets[r] = replace(st, chance_values=SolvedChanceValues(space, streets[r + 1], sizing, st.chance_values))
-    return ResolveSettings(
-        streets=tuple(streets),
-        warm_start_weight=cfg.warm_start.weight,
-        warm_start_mode=cfg.warm_start.mode,
-        from_round_start=cfg.warm_start.opponent_first == "round_start",
-    )
-
-
-def is_leduc(game: Game) -> bool:
-    return game.num_rounds == 2 and game.deck_size == 6
-
-
-def is_hunl(game: Game) -> bool:
-    return game.is_nolimit and game.num_rounds == 4 and game.deck_size == 52 and game.num_hole_cards == 2
-
-
-def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
-    """``(config key, path)`` of every model file the DeepStack bot loads for ``game`` with these
-    settings (a hold'em network only where a street's leaves use it)."""
-    if is_leduc(game):
-        key = "leduc_limit" if game.is_limit else "leduc"
-        net = getattr(config.bot, key).value_net
-        return [(f"bot.{key}.value_net", net)] if net else []
-    if not is_hunl(game):
-        return []
-    hc = config.bot.hunl
-    m = hc.models
-    keys = []
-    if any(s.leaves == "checkdown" for s in (hc.preflop, hc.flop, hc.turn)) or hc.preflop_cache:
-        keys.append("preflop_checkdown")
-    if hc.preflop.leaves == "net":
-        keys += ["aux_net", "flop_net", "flop_buckets"]
-    if hc.flop.leaves == "net":
-        keys += ["turn_net", "turn_buckets"]
-    return [(f"bot.hunl.models.{k}", getattr(m, k)) for k in dict.fromkeys(keys)]
-
-
-def check_models(game: Game, config: Config) -> None:
-    """Every model file the bot will load exists, is listed in its manifest and has the recorded
-    sha256; else one ModelError naming the config file, the key and the path. Run at start-up,
-    before anything slow, so that a wrong path stops a command at once and says which setting."""
-    for key, path in model_paths(game, config):
-        hint = " (deepstack buckets builds the bucket tables and check-down matrix)" if path.endswith(".npz") else ""
-        try:
-            checked_file(path, hint)
-        except ModelError as exc:
-            where = f"{config.source}: " if config.source else ""
-            raise ModelError(f"{where}{key}: {exc}") from None
 
 
 class DeepStackBot(BaseBot):
@@ -204,62 +75,64 @@ class DeepStackBot(BaseBot):
         self._degraded = False
         self._starved = False
         self._turn_started: float | None = None
-        # build (and load the models) now: a bad model must stop us before the match
-        # and solve the first state of a hand for both positions (the same every hand), for
-        # each deck a reduced-deck dealer may use, so that no decision of the match pays for it
+        # build (and load the models) now: a bad model must stop us before the match; the
+        # first state of a hand (the same every hand) for both positions and each deck a
+        # reduced-deck dealer may use comes from the start cache or is solved now, so that no
+        # decision of the match pays for it
         conventions: list[DeckConvention] = ["high"] if game.deck("high") == game.deck("low") else ["high", "low"]
-        self._cache_path = (
-            Path(self.bot_config.preflop_cache)
-            if isinstance(self.bot_config, HoldemBotConfig) and self.bot_config.preflop_cache
-            else None
-        )
-        loaded = self._load_preflop_cache()
+        started = time.monotonic()
+        for convention in conventions:
+            self._seat_for(convention)
+        log.info("startup", phase="models_loaded", seconds=round(time.monotonic() - started, 2))
+        path = self.bot_config.start_cache
+        self._cache_path = Path(path) if path else None
+        self._cache_key = start_key(game, self.bot_config, self.device) if path else ""
+        saved = load_start_cache(self._cache_path, self._cache_key) if self._cache_path else None
+        if saved is not None:
+            for convention, data in saved.items():
+                if convention in self._seats:
+                    self._seats[convention].resolver.import_preflop(data)
+            log.info("startup", phase="start_cache_loaded", path=str(self._cache_path))
+        solving = time.monotonic()
         for convention in conventions:
             self._seat_for(convention).resolver.prepare()
-        if self._cache_path is not None and not loaded:
-            self._save_preflop_cache()
+        if saved is None:
+            log.info("startup", phase="first_states_solved", seconds=round(time.monotonic() - solving, 2))
+            self._save_start_cache()  # a file of our own: the next start is instant even if this match breaks
+        #: seconds the dealer's clock may already have run for us (a bot built after connecting)
+        self._unpaid_s = 0.0
 
-    # ------------------------------------------------------------------ pre-flop cache on disk
-    def _cache_key(self) -> str:
-        """What the cached re-solves depend on: game, settings, models and code."""
+    @staticmethod
+    def check(game: Game, config: Config) -> None:
+        """What stops the bot from playing ``game`` with ``config`` (ValueError, ModelError),
+        found without building it: the game, and every model file it would load."""
+        if game.num_players != 2 or not (is_leduc(game) or is_hunl(game)):
+            raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
+        if is_hunl(game):  # Leduc always runs on the CPU
+            pick_device(config.device)
+        check_models(game, config)
 
-        parts = [self.game.to_text(), repr(self.bot_config), self.device, code_version()]
-        if isinstance(self.bot_config, HoldemBotConfig):
-            parts.append(sha256_of(_checked_file(self.bot_config.models.preflop_checkdown)))
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    def charge_startup(self, seconds: float) -> None:
+        """The bot was built while the dealer's clock may have been running for it: its first
+        hand pays for ``seconds``."""
+        self._unpaid_s += seconds
 
-    def _load_preflop_cache(self) -> bool:
+    # ------------------------------------------------------------------ start cache on disk
+    def export_start(self) -> dict:
+        """The first states' re-solves (and cached first-round decisions) of every deck convention."""
+        return {c: seat.resolver.export_preflop() for c, seat in self._seats.items()}
+
+    def _save_start_cache(self) -> None:
         path = self._cache_path
-        if path is None or not path.exists():
-            return False
-        try:
-            with open(path, "rb") as f:
-                saved = pickle.load(f)
-            if saved.get("key") != self._cache_key():
-                log.warning("preflop_cache_stale", path=str(path), reason="made by other settings, models or code; solving again")
-                return False
-            self._seat_for("high").resolver.import_preflop(saved["data"])
-        except Exception as exc:  # a damaged file must not stop the bot: solve again
-            log.warning("preflop_cache_unreadable", path=str(path), error=repr(exc))
-            return False
-        log.info("preflop_cache_loaded", path=str(path), decisions=len(saved["data"]["cache"]))
-        return True
-
-    def _save_preflop_cache(self) -> None:
-        path = self._cache_path
-        if path is None:
+        if path is None or is_shipped(path):  # the shipped cache is written by `deepstack prepare` only
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            with open(tmp, "wb") as f:
-                pickle.dump({"key": self._cache_key(), "data": self._seat_for("high").resolver.export_preflop()}, f)
-            os.replace(tmp, path)
+            save_start_cache(path, self._cache_key, self.export_start())
         except OSError as exc:
-            log.warning("preflop_cache_not_written", path=str(path), error=repr(exc))
+            log.warning("start_cache_not_written", path=str(path), error=repr(exc))
 
     def end_match(self) -> None:
-        self._save_preflop_cache()
+        self._save_start_cache()
 
     def _seat_for(self, convention: DeckConvention) -> _Seat:
         if convention not in self._seats:
@@ -284,6 +157,9 @@ class DeepStackBot(BaseBot):
             self._degraded = False
             self._starved = False
             self.timing.start_hand()
+            if self._unpaid_s:
+                self.timing.spent(self._unpaid_s)
+                self._unpaid_s = 0.0
             cards = list(view.our_cards) + list(view.state.board)
             conventions = self.game.conventions_containing(cards)
             if not conventions:

@@ -36,3 +36,13 @@ def make_bot(name: str, game: Game, config: Config | None = None, seed: int | No
     except KeyError:
         raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(bot_names())}") from None
     return factory(game, config if config is not None else load_config(), seed)
+
+
+def check_bot(name: str, game: Game, config: Config) -> None:
+    """What would stop ``make_bot(name, game, config)`` (an unknown name, a game it does not
+    play, a missing or corrupt model file), found without building the bot: quick, so a command
+    can say it before it connects to a dealer."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(bot_names())}")
+    if name == "deepstack":
+        DeepStackBot.check(game, config)

@@ -13,7 +13,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agent.bots.config import ConfigError, load_config
-from agent.bots.deepstack import check_models, leduc_settings
+from agent.bots.settings import check_models, leduc_settings
 from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat

@@ -13,11 +13,12 @@ from pathlib import Path
 # Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
 from agent.bots.config import ConfigError, HoldemModels, load_config
-from agent.bots.deepstack import _checked_file, check_models
-from agent.bots.registry import bot_names, make_bot
+from agent.bots.registry import bot_names, check_bot, make_bot
+from agent.bots.settings import data_file
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
 from agent.cli.common import GAME_HELP, HelpFormatter, example, port
+from agent.cli.prepare import add_parser as add_prepare
 from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
 from agent.nets.buckets import BucketTable, PreflopClasses, fit_buckets
@@ -37,11 +38,13 @@ from agent.training.datagen import (
     parse_dcfr,
 )
 from agent.training.train import TrainSpec, train
-from protocol.client import play
+from protocol.client import open_session, play_session
 from protocol.dealer import build_parser as dealer_parser
 from protocol.dealer import main as dealer_main
 from protocol.gamedef import Game, GameDefError, load_game
-from protocol.logs import configure_logging
+from protocol.logs import configure_logging, get_logger, process_seconds
+
+log = get_logger("play")
 
 
 def _load_game_or_exit(text: str) -> Game:
@@ -105,26 +108,33 @@ def _run_play(args: argparse.Namespace) -> int:
     game = _load_game_or_exit(args.game)
     seed = args.seed if args.seed is not None else config.seed
     try:
-        bot = make_bot(args.bot, game, config, seed=seed)
+        check_bot(args.bot, game, config)  # a wrong model or game stops us before we take the seat
     except (ValueError, ModelError) as exc:
         print(f"deepstack play: error: {exc}", file=sys.stderr)
         return 2
-
+    # connect first (a dealer that is not there is reported at once), then build the bot: with
+    # its start cache that takes well under a second, and the dealer's first state waits
     try:
-        summary = play(
-            game,
-            bot,
-            args.host,
-            args.port,
-            connect_timeout=config.client.connect_timeout_s,
-            read_timeout=config.client.read_timeout_s,
-        )
+        sock = open_session(args.host, args.port, config.client.connect_timeout_s)
     except ConnectionError as exc:
         print(f"deepstack play: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
         print(f"deepstack play: error: connection to {args.host}:{args.port} failed: {exc}", file=sys.stderr)
         return 1
+    built = time.monotonic()
+    try:
+        bot = make_bot(args.bot, game, config, seed=seed)
+    except (ValueError, ModelError) as exc:
+        sock.close()
+        print(f"deepstack play: error: {exc}", file=sys.stderr)
+        return 2
+    seconds = time.monotonic() - built
+    charge = getattr(bot, "charge_startup", None)
+    if charge is not None:  # the dealer's clock may have been running for our first decision
+        charge(seconds)
+    log.info("startup", phase="bot_ready", seconds=round(seconds, 2), since_process_start_s=process_seconds())
+    summary = play_session(sock, game, bot, read_timeout=config.client.read_timeout_s)
     print(summary.line(), flush=True)
     if not summary.complete:
         where = f"in hand {summary.last_hand} at betting '{summary.last_betting}'" if summary.last_hand is not None else ""
@@ -176,8 +186,8 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
         "--start-timeout",
         type=float,
         default=600.0,
-        help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' DeepStack seat "
-        "solves its first states before it connects, up to minutes on a loaded CPU)",
+        help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' seat's program may take "
+        "long to start; 'deepstack play' connects within seconds)",
     )
     p.add_argument(
         "--progress",
@@ -205,9 +215,8 @@ def _run_match(args: argparse.Namespace) -> int:
         return 2
     try:
         for seat in (args.bot1, args.bot2):
-            parse_seat(seat)
-            if seat == "deepstack":  # before any folder is made: a wrong model path named by its key
-                check_models(game, config)
+            if not parse_seat(seat).command:  # before any folder is made: a wrong model path named by its key
+                check_bot(seat, game, config)
         if args.log_dir is None:
             log_dir = new_log_dir(game)
         else:
@@ -544,7 +553,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 buckets_file = args.buckets or (
                     HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets
                 )
-                table = BucketTable.load(_checked_file(buckets_file))
+                table = BucketTable.load(data_file(buckets_file))
             stats = train(
                 [Path(d) for d in args.data],
                 Path(args.out),
@@ -703,6 +712,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_generate,
     _add_train,
     _add_ensemble,
+    add_prepare,
     _add_eval,
     _add_bench,
 ]

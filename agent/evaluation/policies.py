@@ -16,7 +16,7 @@ import numpy as np
 
 from agent.bots.baselines import random_actions
 from agent.bots.config import load_config
-from agent.bots.deepstack import check_models, hunl_settings, is_hunl, leduc_settings
+from agent.bots.settings import check_models, hunl_settings, is_hunl, leduc_settings
 from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import Solution, SolverConfig, solve_ranges

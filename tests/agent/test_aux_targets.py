@@ -9,14 +9,14 @@ import pytest
 import torch
 
 from agent.bots.config import HoldemModels
-from agent.bots.deepstack import _checked_file
+from agent.bots.settings import data_file
 from agent.nets.buckets import BucketTable
 from agent.training.aux_targets import ALL_FLOPS, FLOP_WEIGHT, FlopBuckets, aux_values
 
 
 @pytest.fixture(scope="module")
 def flops() -> FlopBuckets:
-    return FlopBuckets(BucketTable.load(_checked_file(HoldemModels().flop_buckets)))
+    return FlopBuckets(BucketTable.load(data_file(HoldemModels().flop_buckets)))
 
 
 def test_every_flop_maps_to_one_of_the_1755_canonical_flops(flops: FlopBuckets) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agent.bots.config import HoldemBotConfig, HoldemModels
-from agent.bots.deepstack import hunl_settings
+from agent.bots.settings import hunl_settings
 from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.holdem import CheckdownLeafValues
 from agent.leaves.snapshot import LeafSnapshot

@@ -135,13 +135,13 @@ def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, 
         "  leduc: {value_net: nets/leduc.pt}\n"
         "  leduc_limit: {value_net: models/leduc/leduc-limit.pt}\n"
         "  hunl:\n"
-        "    preflop_cache: cache/preflop.pkl\n"
+        "    start_cache: cache/preflop.pkl\n"
         f"    models: {{turn_net: {tmp_path / 'abs' / 'turn.pt'}, flop_net: ../common/flop.pt}}\n"
     )
     config = load_config(Path("..") / "experiment" / "my.yaml")  # a relative config path, too
     assert config.bot.leduc.value_net == str(folder / "nets" / "leduc.pt")
     assert config.logging.json_path == str(folder / "logs" / "bot.jsonl")
-    assert config.bot.hunl.preflop_cache == str(folder / "cache" / "preflop.pkl")
+    assert config.bot.hunl.start_cache == str(folder / "cache" / "preflop.pkl")
     assert config.bot.hunl.models.turn_net == str(tmp_path / "abs" / "turn.pt")
     assert config.bot.hunl.models.flop_net == str(folder / ".." / "common" / "flop.pt")
     # not in the config's folder, but a shipped model: the package's copy (a copied config.yaml works)

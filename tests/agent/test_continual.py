@@ -372,7 +372,7 @@ def test_leaf_values_are_never_those_of_a_freed_lookahead_at_the_same_address(
     first-state solve has more leaves than these spots), or wrong values where the counts
     matched. Here every lookahead has the same ``id()``: the bot's decisions must be those of
     a run where no lookahead is mistaken for another."""
-    from agent.bots.deepstack import leduc_settings
+    from agent.bots.settings import leduc_settings
     from agent.solver.lookahead import Lookahead
 
     space = HandSpace(leduc)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from agent.bots.config import StreetConfig, WarmStartConfig, load_config
-from agent.bots.deepstack import DeepStackBot, hunl_settings
+from agent.bots.deepstack import DeepStackBot
+from agent.bots.settings import hunl_settings
 from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str
@@ -89,10 +90,10 @@ def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["bench", "resolve", "--hands", "0"]) == 2
 
 
-def test_preflop_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
+def test_start_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
     cache = tmp_path / "preflop.pkl"
     cfg = tmp_path / "fast.yaml"
-    cfg.write_text(FAST + f"    preflop_cache: {cache}\n")
+    cfg.write_text(FAST + f"    start_cache: {cache}\n")
     first = DeepStackBot(hunl, load_config(cfg))
     assert cache.exists()
     second = DeepStackBot(hunl, load_config(cfg))  # loaded, not solved again: the same objects' timings
@@ -100,7 +101,7 @@ def test_preflop_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
     assert set(b._root) == set(a._root) and all(b._root[p].seconds == a._root[p].seconds for p in a._root)
     assert all((b._root_values[p] == a._root_values[p]).all() for p in a._root_values)
     before = cache.read_bytes()
-    cfg.write_text(FAST.replace("iterations: 3", "iterations: 2") + f"    preflop_cache: {cache}\n")
+    cfg.write_text(FAST.replace("iterations: 3", "iterations: 2") + f"    start_cache: {cache}\n")
     third = DeepStackBot(hunl, load_config(cfg))  # other settings: solved again, file rewritten
     assert cache.read_bytes() != before
     assert all(third._seat_for("high").resolver._root[p].seconds != a._root[p].seconds for p in a._root)

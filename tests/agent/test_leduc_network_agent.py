@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from agent.bots.config import load_config
-from agent.bots.deepstack import leduc_settings
+from agent.bots.settings import leduc_settings
 from agent.evaluation.evaluate import agent_profile, profile_exploitability
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.snapshot import LeafSnapshot

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agent.bots.config import HoldemBotConfig, StreetConfig
-from agent.bots.deepstack import hunl_settings
+from agent.bots.settings import hunl_settings
 from agent.nets.manifest import MODELS_DIR, checked_file, load_value_net
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges

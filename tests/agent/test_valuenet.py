@@ -390,7 +390,7 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     """Turn situations (full 1326-hand ranges, solved to the end) -> a bucketed turn network
     trained through the CLI -> checked load -> the depth-limit leaves of a flop re-solve."""
     from agent.bots.config import HoldemModels
-    from agent.bots.deepstack import _checked_file
+    from agent.bots.settings import data_file
     from agent.cli.main import main
     from agent.leaves.holdem import BucketNetLeafValues
     from agent.nets.buckets import BucketTable
@@ -445,7 +445,7 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
     assert "best validation loss" in capsys.readouterr().out
     net, entry = load_value_net(out / "turn.pt")
     assert entry["street"] == "turn" and entry["net"]["buckets"] == 1000 and entry["data"]["spec"]["round"] == 2
-    table = BucketTable.load(_checked_file(HoldemModels().turn_buckets))
+    table = BucketTable.load(data_file(HoldemModels().turn_buckets))
     leaf = BucketNetLeafValues(net, hunl, table)
     space = HandSpace(hunl)
     board = (0, 13, 26)

@@ -1,0 +1,145 @@
+"""What the DeepStack bot plays with, per game: its re-solving settings (street by street: the
+tree's sizes, the solver, the depth limit and the values there) and the model files they load.
+
+The start cache's key hashes this module's source (agent/bots/start_cache.py): a change here
+can change every re-solve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
+from agent.leaves.equity_matrix import CheckdownMatrices
+from agent.leaves.handnet import HandNetLeafValues
+from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
+from agent.nets.buckets import BucketTable
+from agent.nets.manifest import ModelError, checked_file, load_value_net
+from agent.resolving.chance_solve import SolvedChanceValues
+from agent.resolving.continual import ResolveSettings, StreetSettings
+from agent.solver.handspace import HandSpace
+from agent.solver.resolve import SolverConfig, pick_device
+from agent.solver.tree import DEEPSTACK_SIZING, FCPA
+from protocol.gamedef import Game
+
+
+def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: str) -> ResolveSettings:
+    config = SolverConfig(
+        algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64"
+    )
+    if cfg.value_net is None:
+        return ResolveSettings.uniform(FCPA, config)
+    net, entry = load_value_net(cfg.value_net, device=pick_device(device))
+    leaf = HandNetLeafValues(net, space, canonical=bool(entry.get("canonical_suits", False)))
+    round1 = StreetSettings(sizing=(FCPA,), config=config, last_round=0, leaf_values=leaf, chance_values=leaf.chance_values)
+    round2 = StreetSettings(sizing=(FCPA,), config=config)
+    return ResolveSettings(streets=(round1, round2))
+
+
+def data_file(path: str) -> Path:
+    """A data file of ``models/`` checked against its manifest entry (sha256)."""
+
+    return checked_file(path, " (deepstack buckets builds the bucket tables and check-down matrix)")[0]
+
+
+def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:
+    """Per-street re-solving for heads-up no-limit hold'em (DeepStack's table, section 4)."""
+
+    dev = pick_device(device)
+    sizing = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))
+    streets_cfg = (cfg.preflop, cfg.flop, cfg.turn, cfg.river)
+    checkdown = None
+
+    def get_checkdown() -> CheckdownLeafValues:
+        nonlocal checkdown
+        if checkdown is None:
+            checkdown = CheckdownLeafValues(CheckdownMatrices(data_file(cfg.models.preflop_checkdown)))
+        return checkdown
+
+    def net_leaf(net_path: str, buckets_path: str | None) -> BucketNetLeafValues:
+        net, _ = load_value_net(net_path, device=dev)
+        table = BucketTable.load(data_file(buckets_path)) if buckets_path else None
+        return BucketNetLeafValues(net, game, table)
+
+    streets = []
+    for r, sc in enumerate(streets_cfg):
+        config = SolverConfig(
+            algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=sc.iterations, device=device
+        )
+        if sc.leaves == "end" or r == 3:
+            streets.append(StreetSettings(sizing=sizing, config=config))
+            continue
+        if sc.leaves == "checkdown":
+            leaf = get_checkdown()
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values)
+            )
+            continue
+        if r == 0:
+            aux = net_leaf(cfg.models.aux_net, None)
+            flop = net_leaf(cfg.models.flop_net, cfg.models.flop_buckets)
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values)
+            )
+        elif r == 1:
+            turn = net_leaf(cfg.models.turn_net, cfg.models.turn_buckets)
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values)
+            )
+        else:
+            raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
+    if cfg.street_start_values == "solve":
+        space = HandSpace(game)
+        for r in range(3):  # a depth-limited street: the next one is solved when its cards come
+            st = streets[r]
+            if st.last_round is not None and st.chance_values is not None:
+                streets[r] = replace(st, chance_values=SolvedChanceValues(space, streets[r + 1], sizing, st.chance_values))
+    return ResolveSettings(
+        streets=tuple(streets),
+        warm_start_weight=cfg.warm_start.weight,
+        warm_start_mode=cfg.warm_start.mode,
+        from_round_start=cfg.warm_start.opponent_first == "round_start",
+    )
+
+
+def is_leduc(game: Game) -> bool:
+    return game.num_rounds == 2 and game.deck_size == 6
+
+
+def is_hunl(game: Game) -> bool:
+    return game.is_nolimit and game.num_rounds == 4 and game.deck_size == 52 and game.num_hole_cards == 2
+
+
+def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
+    """``(config key, path)`` of every model file the DeepStack bot loads for ``game`` with these
+    settings (a hold'em network only where a street's leaves use it)."""
+    if is_leduc(game):
+        key = "leduc_limit" if game.is_limit else "leduc"
+        net = getattr(config.bot, key).value_net
+        return [(f"bot.{key}.value_net", net)] if net else []
+    if not is_hunl(game):
+        return []
+    hc = config.bot.hunl
+    m = hc.models
+    keys = []
+    if any(s.leaves == "checkdown" for s in (hc.preflop, hc.flop, hc.turn)):
+        keys.append("preflop_checkdown")
+    if hc.preflop.leaves == "net":
+        keys += ["aux_net", "flop_net", "flop_buckets"]
+    if hc.flop.leaves == "net":
+        keys += ["turn_net", "turn_buckets"]
+    return [(f"bot.hunl.models.{k}", getattr(m, k)) for k in dict.fromkeys(keys)]
+
+
+def check_models(game: Game, config: Config) -> None:
+    """Every model file the bot will load exists, is listed in its manifest and has the recorded
+    sha256; else one ModelError naming the config file, the key and the path. Run at start-up,
+    before anything slow, so that a wrong path stops a command at once and says which setting."""
+    for key, path in model_paths(game, config):
+        hint = " (deepstack buckets builds the bucket tables and check-down matrix)" if path.endswith(".npz") else ""
+        try:
+            checked_file(path, hint)
+        except ModelError as exc:
+            where = f"{config.source}: " if config.source else ""
+            raise ModelError(f"{where}{key}: {exc}") from None

@@ -1,0 +1,117 @@
+"""The start cache: shipped for the default settings, current with the code, never trusted blindly."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agent.bots import start_cache
+from agent.bots.config import load_config
+from agent.bots.deepstack import DeepStackBot
+from agent.bots.start_cache import load_start_cache, save_start_cache, start_key
+from agent.nets.manifest import checked_file, register_model
+from protocol.gamedef import load_game
+
+SECTIONS = {"hunl": "hunl", "leduc": "leduc", "leduc-limit": "leduc_limit"}
+
+
+@pytest.mark.parametrize("game_name", sorted(SECTIONS))
+def test_shipped_start_cache_matches_the_default_settings_and_code(game_name: str) -> None:
+    """Fails when the solver's code, the shipped models or the default settings change: the
+    shipped cache would then be ignored and every start would solve again."""
+    game = load_game(game_name)
+    section = getattr(load_config().bot, SECTIONS[game_name])
+    path, _ = checked_file(section.start_cache)  # listed in the manifest, sha256 intact
+    with open(path, "rb") as f:
+        saved = pickle.load(f)
+    assert saved["key"] == start_key(game, section, "cpu"), (
+        f"{path} is stale: remake it with `deepstack prepare {game_name} --out models/start/{path.name} --solve`"
+    )
+
+
+def test_default_bot_starts_from_the_shipped_cache() -> None:
+    game = load_game("leduc")
+    section = load_config().bot.leduc
+    with open(section.start_cache, "rb") as f:
+        saved = pickle.load(f)["seats"]
+    bot = DeepStackBot(game, load_config())
+    for convention, data in saved.items():  # the saved re-solves, not new ones (each has its own timing)
+        resolver = bot._seats[convention].resolver
+        assert {p: d.seconds for p, d in resolver._root.items()} == {p: d.seconds for p, d in data["root"].items()}
+
+
+def test_key_follows_settings_and_model_contents_not_paths(tmp_path: Path) -> None:
+    game = load_game("leduc")
+    section = load_config().bot.leduc
+    key = start_key(game, section, "cpu")
+    copy = tmp_path / "net.pt"
+    copy.write_bytes(Path(section.value_net).read_bytes())
+    assert start_key(game, replace(section, value_net=str(copy), start_cache="elsewhere.pkl"), "cpu") == key
+    assert start_key(game, replace(section, iterations=section.iterations + 1), "cpu") != key
+    copy.write_bytes(copy.read_bytes() + b"\0")
+    assert start_key(game, replace(section, value_net=str(copy)), "cpu") != key
+    assert start_key(game, section, "cuda") != key
+
+
+class _Marker:
+    """Unpickling this creates a file: proof that a file was unpickled."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+def test_a_shipped_cache_is_checked_by_sha256_before_it_is_unpickled(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(start_cache, "MODELS_DIR", tmp_path)  # files here count as shipped
+    path = tmp_path / "start.pkl"
+    save_start_cache(path, "k", {"high": {}}, allow_shipped=True)
+    register_model(path, "start-test", kind="start_cache")  # tmp_path/manifest.json
+    assert load_start_cache(path, "k") == {"high": {}}
+    assert load_start_cache(path, "other") is None  # stale: ignored
+    marker = tmp_path / "unpickled"
+    path.write_bytes(pickle.dumps({"key": "k", "seats": _Marker(marker)}))  # replaced: sha256 no longer matches
+    assert load_start_cache(path, "k") is None
+    assert not marker.exists()
+    with pytest.raises(ValueError, match="deepstack prepare"):
+        save_start_cache(path, "k", {})  # the bot never writes a shipped cache
+
+
+def test_play_connects_before_it_builds_the_bot(tmp_path: Path) -> None:
+    """`deepstack play` takes its seat first and logs each start-up phase with the time since
+    the process started: connected, bot ready, first action."""
+    exe = [sys.executable, "-m", "agent.cli"]
+    dealer = subprocess.Popen(
+        exe + ["dealer", "m", "leduc", "3", "5", "A", "B", "-q", "--log-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert dealer.stdout is not None
+    ports = dealer.stdout.readline().split()
+    log = tmp_path / "bot.jsonl"
+    players = [
+        subprocess.Popen(
+            exe + ["play", "--game", "leduc", "--bot", bot, "--port", port] + (["--log-json", str(log)] if i == 0 else []),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, (bot, port) in enumerate(zip(["deepstack", "call"], ports))
+    ]
+    outs = [p.communicate(timeout=300) for p in players]
+    dealer.communicate(timeout=60)
+    assert [p.returncode for p in players] == [0, 0], outs
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    phases = [e["phase"] for e in events if e.get("event") == "startup"]
+    assert phases.index("connected") < phases.index("start_cache_loaded") < phases.index("bot_ready")
+    assert phases.index("bot_ready") < phases.index("first_action")
+    first = next(e for e in events if e.get("phase") == "first_action")
+    assert first["since_process_start_s"] > 0
