@@ -189,12 +189,20 @@ class Config:
     """Everything ``deepstack play`` and friends read from ``config.yaml``."""
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    #: CPU threads of the bot's tensor work (0: PyTorch's default, one per core). One is the
+    #: fastest on a busy machine: re-solves ran 1.5-4x slower with two threads on two cores
+    #: with one core taken by another job (docs/benchmarks.md, "Threads")
+    threads: int = 1
     seed: int = 0
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     client: ClientConfig = field(default_factory=ClientConfig)
     bot: BotConfig = field(default_factory=BotConfig)
     #: the file these settings came from (set by the loader, named in errors; None: built-in defaults)
     source: str | None = field(default=None, compare=False, metadata=INTERNAL)
+
+    def __post_init__(self) -> None:
+        if self.threads < 0:
+            raise ConfigError(f"threads: {self.threads} is negative (0: one per core)")
 
 
 def _type_name(tp: Any) -> str:

@@ -68,6 +68,8 @@ class DeepStackBot(BaseBot):
             self.bot_config = hc
         else:
             raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
+        if self.device == "cpu" and config.threads:
+            torch.set_num_threads(config.threads)  # process-wide: the bot's re-solves are the process's work
         check_models(game, config)  # every model it will load, named by its config key
         self._seats: dict[DeckConvention, _Seat] = {}
         self._seat: _Seat | None = None
@@ -200,7 +202,12 @@ class DeepStackBot(BaseBot):
             self._degraded = True
             action = CALL
             log.error(
-                "decision_failed", hand=view.hand_id, betting=view.state.betting_string(), error=repr(exc), action=str(action)
+                "decision_failed",
+                hand=view.hand_id,
+                street=view.state.round,
+                betting=view.state.betting_string(),
+                error=repr(exc),
+                action=str(action),
             )
         self.timing.spent(time.monotonic() - start)
         return action
@@ -210,7 +217,9 @@ class DeepStackBot(BaseBot):
         the same way (its re-solving state is not kept up to date any more)."""
         self._starved = True
         action = CALL if view.state.amount_to_call() == 0 else FOLD
-        log.warning("out_of_time", hand=view.hand_id, betting=view.state.betting_string(), action=str(action))
+        log.warning(
+            "out_of_time", hand=view.hand_id, street=view.state.round, betting=view.state.betting_string(), action=str(action)
+        )
         self.timing.spent(time.monotonic() - start)
         return action
 
@@ -218,6 +227,7 @@ class DeepStackBot(BaseBot):
         state = view.state
         names = [str(a) if a.kind is not ActionKind.RAISE or self.game.is_nolimit else "r" for a in decision.actions]
         values = decision.action_values(hand)
+        asked = self._seat.resolver.settings.street(state.round).config.iterations if self._seat else None
         log.info(
             "decision",
             hand=view.hand_id,
@@ -228,6 +238,9 @@ class DeepStackBot(BaseBot):
             solve_ms=round(1000 * decision.seconds, 2),
             iterations=decision.iterations,
             cached=decision.cached,
+            # what ended the re-solve: its time budget or its iteration count (None: a cached answer)
+            stopped_by=None if decision.cached else ("clock" if decision.iterations < asked else "iterations"),
+            iterations_asked=asked,
             strategy={n: round(float(p), 6) for n, p in zip(names, decision.strategy[:, hand])},
             # what the re-solve expects our hand to win after each action (chips): AIVAT's
             # control variates at our decisions

@@ -18,6 +18,7 @@ from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
+from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
 from agent.evaluation.match import decision_think_times
@@ -42,6 +43,10 @@ EXAMPLES = {
     "aivat-log": example(
         "deepstack eval aivat-log runs/leduc-vs-random",
         "a folder written by 'deepstack match leduc 300 deepstack random --duplicate --log-dir runs/leduc-vs-random'",
+    ),
+    "clock": example(
+        "deepstack eval clock runs/match-hunl-20261126T080000Z --json",
+        "a folder written by 'deepstack match' (its bots.jsonl), or a 'deepstack play --log-json' file",
     ),
     "plot": example(
         "deepstack eval plot runs/leduc-vs-random --out runs/leduc-vs-random/png",
@@ -157,6 +162,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_aivat_log_cli)
     q = evsub.add_parser(
+        "clock",
+        help="how the bot's decisions met the clock, per street (cached, ended by iterations or by time, out of time)",
+        description="Reads the DeepStack bot's decision log (a match folder's bots.jsonl, or the --log-json file of "
+        "'deepstack play') and counts per street: cached answers, re-solves that ran their iteration count, "
+        "re-solves ended by their time budget (the anytime solver's average strategy so far), answers given "
+        "without a re-solve because the time bank could not pay for one (out of time), failed decisions; and "
+        "think time (median, 95th percentile, max).",
+        epilog=EXAMPLES["clock"],
+        formatter_class=HelpFormatter,
+    )
+    q.add_argument("source", nargs="+", help="decision log files (JSON lines) or match folders (their bots.jsonl)")
+    q.add_argument("--game", default=None, help="names the streets (default: guessed from the streets seen)")
+    q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    q.set_defaults(func=run_clock_cli)
+    q = evsub.add_parser(
         "plot",
         help="PNG pictures of a match or LBR run: winnings with 95%% bands, think time per street",
         description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
@@ -240,6 +260,27 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
     if duplicate:
         series[f"{player} duplicate"] = np.array(duplicate)
     return game_name, series, len(per_match)
+
+
+def run_clock_cli(args: argparse.Namespace) -> int:
+    paths = []
+    for source in map(Path, args.source):
+        path = source / "bots.jsonl" if source.is_dir() else source
+        if not path.is_file():
+            print(f"deepstack eval clock: error: {path}: no such decision log", file=sys.stderr)
+            return 2
+        paths.append(path)
+    try:
+        rounds = load_game(args.game).num_rounds if args.game else None
+    except GameDefError as exc:
+        print(f"deepstack eval clock: error: {exc}", file=sys.stderr)
+        return 2
+    report = clock_report(paths, rounds)
+    if not report:
+        print(f"deepstack eval clock: error: no decisions in {', '.join(map(str, paths))}", file=sys.stderr)
+        return 2
+    print(json.dumps(report) if args.json else "\n".join(clock_lines(report)))
+    return 0
 
 
 def run_plot_cli(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
 from agent.cli.common import GAME_HELP, HelpFormatter, example, port
 from agent.cli.prepare import add_parser as add_prepare
+from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
 from agent.nets.buckets import BucketTable, PreflopClasses, fit_buckets
@@ -249,6 +250,11 @@ def _run_match(args: argparse.Namespace) -> int:
         return 2
     for line in report.summary_lines():
         print(line)
+    clock = clock_report([log_dir / "bots.jsonl"], game.num_rounds) if (log_dir / "bots.jsonl").exists() else {}
+    if clock:  # built-in DeepStack seats, both pooled
+        print("deepstack decisions by street (the clock):")
+        for line in clock_lines(clock):
+            print(f"  {line}")
     print(f"logs: {log_dir.resolve()}")
     return 0 if report.ok else 1
 
