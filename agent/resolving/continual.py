@@ -373,7 +373,7 @@ class ContinualResolver:
     def _resolve(self, state: HandState, deadline: float | None) -> Decision:
         mem = self._memory()
         if not state.num_actions and state.round == 0 and mem.position in self._root:
-            return self._root[mem.position]
+            return replace(self._root[mem.position], cached=True)  # solved before the match
         st = self.settings.street(state.round)
         origin = self._round_start(state)
         if origin is None:

@@ -1,0 +1,51 @@
+"""The clock in real play: re-solves end at their time budget, and the log says which did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.cli.main import main
+from agent.evaluation.clock import clock_report
+
+
+def test_a_tight_clock_ends_re_solves_and_the_report_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 20 ms/hand allowance: no re-solve reaches its 300 iterations in its share (each ends by
+    the clock with the anytime answer) and when the bank is spent the bot answers out of time;
+    none fails, the dealer corrects nothing."""
+    config = tmp_path / "tight.yaml"
+    config.write_text("bot:\n  time: {t_per_hand_ms: 20}\n")
+    logs = tmp_path / "match"
+    code = main(["match", "leduc", "6", "deepstack", "call", "--seed", "2", "--log-dir", str(logs), "--config", str(config)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "corrected actions 0" in out and "deepstack decisions by street (the clock):" in out
+    events = [json.loads(line) for line in (logs / "bots.jsonl").read_text().splitlines()]
+    decisions = [e for e in events if e.get("event") == "decision"]
+    assert decisions and not [e for e in events if e.get("event") == "decision_failed"]
+    solved = [e for e in decisions if e["stopped_by"] is not None]
+    assert solved and all(e["stopped_by"] == "clock" and e["iterations"] < e["iterations_asked"] for e in solved)
+    report = clock_report([logs / "bots.jsonl"], 2)
+    assert set(report) <= {"round 1", "round 2"}
+    total = {k: sum(int(r[k]) for r in report.values()) for k in ("ended_by_clock", "re_solved", "decisions")}  # type: ignore[call-overload]
+    assert total["ended_by_clock"] == total["re_solved"] == len(solved)
+    assert total["decisions"] == len(decisions) + sum(e.get("event") == "out_of_time" for e in events)
+
+
+def test_eval_clock_reads_a_log_and_refuses_what_is_not_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "bot.jsonl"
+    lines = [
+        {"event": "decision", "street": 0, "cached": True, "stopped_by": None, "think_ms": 0.1},
+        {"event": "decision", "street": 1, "cached": False, "stopped_by": "clock", "think_ms": 900.0},
+        {"event": "decision", "street": 1, "cached": False, "stopped_by": "iterations", "think_ms": 300.0},
+        {"event": "out_of_time", "street": 3},
+    ]
+    log.write_text("\n".join(json.dumps(e) for e in lines) + "\nnot json\n")
+    assert main(["eval", "clock", str(log), "--game", "hunl", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["flop"]["ended_by_clock"] == 1 and report["flop"]["clock_fraction"] == 0.5
+    assert report["preflop"]["cached"] == 1 and report["river"]["out_of_time"] == 1
+    assert main(["eval", "clock", str(tmp_path / "missing.jsonl")]) == 2
+    assert "no such decision log" in capsys.readouterr().err
