@@ -119,6 +119,11 @@ class DeepStackBot(BaseBot):
         hand pays for ``seconds``."""
         self._unpaid_s += seconds
 
+    def prepare_first_round(self, limit: int) -> int:
+        """Re-solve up to ``limit`` first-round decisions of the abstraction's lines per deck
+        convention into the decision cache (``deepstack prepare --first-round``); returns how many."""
+        return sum(seat.resolver.prepare_first_round(limit) for seat in self._seats.values())
+
     # ------------------------------------------------------------------ start cache on disk
     def export_start(self) -> dict:
         """The first states' re-solves (and cached first-round decisions) of every deck convention."""

@@ -33,6 +33,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
     p.add_argument("--out", default=None, help="where to write (default: the config's start_cache of the game)")
     p.add_argument("--solve", action="store_true", help="solve the first states even if the cache holds them")
+    p.add_argument(
+        "--first-round",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also re-solve up to N first-round decisions on the abstraction's own lines, per deck convention "
+        "(the shipped Leduc caches hold all of them; default 0: the first states only)",
+    )
     p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"], help="default: the config's device")
     p.set_defaults(func=run)
 
@@ -57,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             config = replace(config, bot=replace(config.bot, **{key: replace(section, start_cache=None)}))
         start = time.monotonic()
         bot = DeepStackBot(game, config)
+        decisions = bot.prepare_first_round(args.first_round)
         seconds = time.monotonic() - start
         save_start_cache(out, start_key(game, section, bot.device), bot.export_start(), allow_shipped=True)
     except (ValueError, ModelError) as exc:
@@ -65,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if is_shipped(out):
         name = f"start-{out.stem}"
         command = f"deepstack prepare {args.game} --out {args.out or out}" + (" --solve" if args.solve else "")
+        command += f" --first-round {args.first_round}" if args.first_round else ""
         register_model(out, name, kind="start_cache", game=args.game, command=command)
-    print(f"wrote {out} (bot built in {seconds:.1f} s)")
+    print(f"wrote {out} (bot built in {seconds:.1f} s; {decisions} first-round decisions re-solved)")
     return 0

@@ -47,8 +47,8 @@ from agent.leaves.snapshot import LeafSnapshot
 from agent.solver.cfr import LeafValueFn
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import Solution, SolverConfig, WarmStart, resolve, solve_ranges
-from agent.solver.tree import BetSizing, NodeKind
-from protocol.state import Action, ActionKind, HandState
+from agent.solver.tree import BetSizing, NodeKind, bet_actions
+from protocol.state import CALL, FOLD, Action, ActionKind, HandState
 
 
 class ContinualError(RuntimeError):
@@ -311,6 +311,46 @@ class ContinualResolver:
         for position in range(self.game.num_players):
             if position not in self._root_values:
                 self._root_solve(position)
+
+    def prepare_first_round(self, limit: int = 256) -> int:
+        """Re-solve the first-round decisions that the abstraction's own lines reach (both
+        positions; the opponent taking each of the tree's actions) into the decision cache, at
+        most ``limit`` of them, breadth first; returns how many were solved. With these shipped,
+        a first-round decision is re-solved in a match only after an action off the tree (a
+        size the abstraction does not have)."""
+        if self._cache is None:
+            return 0
+        sizing = self._sizing(self.settings.street(0))[0]
+        solved = 0
+        for position in range(self.game.num_players):
+            paths: list[tuple[Action, ...]] = [()]
+            while paths and solved < limit:
+                path = paths.pop(0)
+                state = self._replay(position, path)
+                if state.finished or state.round > 0 or state.board_cards_needed:
+                    continue
+                if state.current_player == position:
+                    before = len(self._cache)
+                    decision = self.decide(state)
+                    solved += len(self._cache) > before
+                    actions = list(decision.actions)
+                else:
+                    actions = [CALL, *bet_actions(state, sizing, len(state.actions[0]))]
+                paths += [path + (a,) for a in actions if a != FOLD]
+        self.memory = None
+        return solved
+
+    def _replay(self, position: int, path: tuple[Action, ...]) -> HandState:
+        """Play ``path`` from a hand's first state as the bot would (cached decisions at ours)."""
+        self.start_hand(position)
+        state = HandState.initial(self.game)
+        self.observe(state)
+        for action in path:
+            if state.current_player == position:
+                self.act(self.decide(state), action)
+            state = state.apply(action)
+            self.observe(state)
+        return state
 
     def export_preflop(self) -> dict:
         """The re-solves that repeat from hand to hand (first states, cached pre-flop

@@ -115,3 +115,9 @@ def test_play_connects_before_it_builds_the_bot(tmp_path: Path) -> None:
     assert phases.index("bot_ready") < phases.index("first_action")
     first = next(e for e in events if e.get("phase") == "first_action")
     assert first["since_process_start_s"] > 0
+
+
+@pytest.mark.parametrize("game_name", ["leduc", "leduc-limit"])
+def test_shipped_leduc_caches_hold_every_first_round_decision_on_the_tree(game_name: str) -> None:
+    bot = DeepStackBot(load_game(game_name), load_config())
+    assert bot.prepare_first_round(256) == 0  # nothing left to solve: all of them came from the file
