@@ -307,7 +307,45 @@ def bench_parser() -> argparse.ArgumentParser:
         help="iterations of the full-range DeepStack turn re-solve (0: skip it)",
     )
     p.add_argument("--quick", action="store_true", help="river spot only and short DeepStack re-solves (CI)")
+    p.add_argument(
+        "--beside-busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also solve the spots again beside N busy processes (each spins one core and stops itself after "
+        "10 minutes) and report the slowdown against the quiet run of the same spot (default 0: quiet only)",
+    )
+    p.add_argument("--repeat", type=int, default=1, help="solve each spot this many times (quiet and busy alike; default 1)")
     return p
+
+
+#: a process that keeps one core busy and stops itself (so a benchmark that dies leaves nothing behind)
+_BUSY = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end: pass\n"
+
+
+def bench_beside_busy(
+    path: Path, names: list[str], device: str, busy: int, quiet: list[dict[str, Any]], repeat: int
+) -> list[dict[str, Any]]:
+    """The spots solved again while ``busy`` processes spin; each row carries the slowdown against
+    the quiet rows of the same spot measured just before in this run (median against median)."""
+    import statistics
+    import subprocess
+
+    procs = [subprocess.Popen([sys.executable, "-c", _BUSY]) for _ in range(busy)]
+    try:
+        time.sleep(0.5)  # let them start
+        rows = [r for _ in range(repeat) for r in bench_spots(path, names, device) if r["impl"] == "ours"]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    for row in rows:
+        same = [r["value"] for r in quiet if r["impl"] == "ours" and r["spot"] == row["spot"]]
+        loaded = [r["value"] for r in rows if r["spot"] == row["spot"]]
+        row["bench"] = "solver.spot_beside_busy"
+        row["busy_processes"] = busy
+        row["slowdown"] = round(statistics.median(loaded) / statistics.median(same), 2) if same else None
+    return rows
 
 
 def bench_main(argv: list[str]) -> int:
@@ -317,8 +355,15 @@ def bench_main(argv: list[str]) -> int:
     if args.quick:
         iters = {"river": 20, "turn": 0}
     try:
-        for row in bench_spots(Path(args.spots), names, args.device):
-            print(json.dumps(row), flush=True)
+        quiet = []
+        for i in range(max(1, args.repeat)):
+            for row in bench_spots(Path(args.spots), names, args.device):
+                if row["impl"] == "ours" or i == 0:
+                    quiet.append(row)
+                    print(json.dumps(row), flush=True)
+        if args.beside_busy > 0:
+            for row in bench_beside_busy(Path(args.spots), names, args.device, args.beside_busy, quiet, max(1, args.repeat)):
+                print(json.dumps(row), flush=True)
         for row in bench_deepstack(args.device, iters):
             print(json.dumps(row), flush=True)
     except (SpotError, OSError) as exc:

@@ -558,17 +558,17 @@ def _gc_paused() -> Iterator[None]:
 def _bind_native_kernels(solver: Solver) -> object | None:
     """The fused C kernels of :mod:`native.cfr_kernels` bound to ``solver``, where they apply
     (float32 on the CPU): the same phases in one pass each, without torch's temporaries
-    (about twice as fast on hold'em lookaheads). None elsewhere (CUDA, float64). One thread:
-    giving them torch's two threads did not change the bot's think time on the 2-core machine
-    (``deepstack bench resolve --hands 15 --seed 1``), its trees being small; generation runs
-    one process per core."""
+    (about twice as fast on hold'em lookaheads). None elsewhere (CUDA, float64). They use as
+    many threads as torch (``torch.set_num_threads``; the bot's ``threads`` setting): large
+    calls are shared by the caller and a pool of sleeping workers (native/src/pool.c), results
+    identical whatever the count."""
     if solver.la.device.type != "cpu" or solver.la.dtype != torch.float32:
         return None
     try:
         from native.cfr_kernels import SolverKernels
     except ImportError:
         return None
-    return SolverKernels(solver)
+    return SolverKernels(solver, threads=max(1, torch.get_num_threads()))
 
 
 def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Callable]] | list[list[list[Callable]]] | None:

@@ -27,9 +27,9 @@
  * below M are in rows, M + m * A + a in children); -2 = bad sizes (negative count, H < 1,
  * NULL pointer where data is needed).  Buffers must not overlap (restrict).
  *
- * Threads: `threads` <= 1 runs in the calling thread.  More splits the rows over that many
- * pthreads (the caller works too) when the work is large enough (PAR_MIN_FLOATS floats per
- * part); results are identical whatever the thread count (no reduction changes order).
+ * Threads: `threads` <= 1 runs in the calling thread.  More splits the rows into chunks that
+ * the caller and up to threads - 1 workers of pool.c share, when the work is large enough
+ * (PAR_MIN_FLOATS floats per thread); results are identical whatever the thread count (no reduction changes order).
  * backward splits only at parent boundaries and only when parent_local is non-decreasing
  * (children of a parent contiguous, parents in order: how agent/lookahead.py lays rows
  * out); otherwise it runs single-threaded, still correct.  If a thread cannot be created,
@@ -37,12 +37,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "native.h"
+#include "pool.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(DS_NO_CLONES)
@@ -74,6 +74,8 @@ enum { CK_OK = -1, CK_BAD_ARGS = -2 };
 
 #define MAX_THREADS 64
 #define PAR_MIN_FLOATS (1 << 16) /* least work (floats written) per thread */
+#define CHUNKS_PER_THREAD 4
+#define MAX_CHUNKS (MAX_THREADS * CHUNKS_PER_THREAD)
 /* Hands per block in the strategy kernels: a whole row of hold'em (1326 hands, rounded up to
  * whole vectors). Whole rows are read and written in order, which the hardware prefetchers
  * follow; blocks of 256 hands hopping between an action's rows measured 20% slower on a
@@ -83,19 +85,7 @@ enum { CK_OK = -1, CK_BAD_ARGS = -2 };
 /* ------------------------------------------------------------------ threads */
 typedef void (*range_fn)(const void *args, int64_t lo, int64_t hi);
 
-typedef struct {
-    range_fn fn;
-    const void *args;
-    int64_t lo, hi;
-} Part;
-
-static void *part_main(void *p) {
-    const Part *q = (const Part *)p;
-    q->fn(q->args, q->lo, q->hi);
-    return NULL;
-}
-
-/* How many parts to use for `items` items of `floats_per_item` floats each. */
+/* How many threads to use for `items` items of `floats_per_item` floats each. */
 static int parts_for(int threads, int64_t items, int64_t floats_per_item) {
     if (threads <= 1 || items < 2) return 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -106,24 +96,13 @@ static int parts_for(int threads, int64_t items, int64_t floats_per_item) {
     return by_work < threads ? (int)by_work : threads;
 }
 
-/* Runs fn over [bounds[i], bounds[i+1]) for i < parts, parts - 1 of them in new threads. */
-static void run_parts(range_fn fn, const void *args, const int64_t *bounds, int parts) {
-    if (parts <= 1) {
-        fn(args, bounds[0], bounds[1]);
-        return;
-    }
-    Part part[MAX_THREADS];
-    pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS];
-    for (int i = 1; i < parts; i++) {
-        part[i] = (Part){fn, args, bounds[i], bounds[i + 1]};
-        started[i] = bounds[i] < bounds[i + 1] && pthread_create(&tid[i], NULL, part_main, &part[i]) == 0;
-    }
-    fn(args, bounds[0], bounds[1]);
-    for (int i = 1; i < parts; i++) {
-        if (started[i]) pthread_join(tid[i], NULL);
-        else if (bounds[i] < bounds[i + 1]) fn(args, bounds[i], bounds[i + 1]);
-    }
+/* Chunks for `parts` threads: several per thread, so that a thread the machine runs slowly
+ * holds up no more than one small chunk (the others take the rest). */
+static int chunks_for(int parts, int64_t items) {
+    if (parts <= 1) return 1;
+    int64_t c = (int64_t)parts * CHUNKS_PER_THREAD;
+    if (c > items) c = items;
+    return (int)c;
 }
 
 static void even_bounds(int64_t n, int parts, int64_t *bounds) {
@@ -131,10 +110,11 @@ static void even_bounds(int64_t n, int parts, int64_t *bounds) {
 }
 
 static void run_even(range_fn fn, const void *args, int64_t n, int64_t floats_per_item, int threads) {
-    int64_t bounds[MAX_THREADS + 1];
+    int64_t bounds[MAX_CHUNKS + 1];
     const int parts = parts_for(threads, n, floats_per_item);
-    even_bounds(n, parts, bounds);
-    run_parts(fn, args, bounds, parts);
+    const int chunks = chunks_for(parts, n);
+    even_bounds(n, chunks, bounds);
+    ds_pool_run(fn, args, bounds, chunks, parts);
 }
 
 /* First position i < n with idx[i] outside [0, limit), or -1. */
@@ -250,16 +230,17 @@ int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const
             break;
         }
     if (assign && !sorted) return CK_BAD_ARGS; /* a parent's children must be one run */
-    int parts = sorted ? parts_for(threads, n, H) : 1; /* unsorted: parts could share a parent row */
-    int64_t bounds[MAX_THREADS + 1];
-    even_bounds(n, parts, bounds);
+    const int parts = sorted ? parts_for(threads, n, H) : 1; /* unsorted: parts could share a parent row */
+    const int chunks = chunks_for(parts, n);
+    int64_t bounds[MAX_CHUNKS + 1];
+    even_bounds(n, chunks, bounds);
     /* move each inner bound forward to the start of a parent's run of children */
-    for (int i = 1; i < parts; i++) {
+    for (int i = 1; i < chunks; i++) {
         int64_t b = bounds[i] < bounds[i - 1] ? bounds[i - 1] : bounds[i];
         while (b > 0 && b < n && parent_local[b] == parent_local[b - 1]) b++;
         bounds[i] = b;
     }
-    run_parts(backward_range, &args, bounds, parts);
+    ds_pool_run(backward_range, &args, bounds, chunks, parts);
     return CK_OK;
 }
 

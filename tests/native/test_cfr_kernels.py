@@ -178,3 +178,26 @@ def test_parents_are_assigned_only_when_every_row_is_written(hunl: Game) -> None
         depth_slices=la.depth_slices,
     )
     assert not _parents_assignable(no_showdowns)
+
+
+def test_solver_results_do_not_depend_on_the_kernel_threads() -> None:
+    """The turn benchmark spot, 12 iterations, with the kernels on 1 and on 3 threads (the
+    pool's workers share the large calls): the same strategy and values, bit for bit."""
+    from pathlib import Path
+
+    from agent.cli.solve import DEFAULT_SPOTS
+    from agent.solver.resolve import SolverConfig, solve_ranges
+    from agent.solver.spots import load_spots
+
+    spot = load_spots(Path(DEFAULT_SPOTS))[0]["turn"]
+    before = torch.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            sol = solve_ranges(spot.state(), list(spot.ranges), spot.sizing, SolverConfig(iterations=12, device="cpu"))
+            results.append((sol.result.average_strategy, sol.result.average_values))
+    finally:
+        torch.set_num_threads(before)
+    (s1, v1), (s3, v3) = results
+    assert torch.equal(s1, s3) and torch.equal(v1, v3)
