@@ -447,13 +447,25 @@ class IndexedTerminalRows:
     mult[mult_rows[i]]`` (a parent's reach times a row of a multiplier table: the reach one
     step down the tree, formed as it is read instead of stored), ``mult`` given at each call.
     Everything but the matrices is checked and pinned here, once; the matrices are checked on
-    every call (float32, C-contiguous, width H, out not overlapping the others).
+    every call (float32, C-contiguous, width H, out not overlapping the others). ``threads`` > 1
+    shares large calls with the native worker pool (the same results).
     """
 
     def __init__(
-        self, kernel: ShowdownKernel, fold: bool, row_board: Any, in_rows: Any, out_rows: Any, scale: Any, mult_rows: Any = None
+        self,
+        kernel: ShowdownKernel,
+        fold: bool,
+        row_board: Any,
+        in_rows: Any,
+        out_rows: Any,
+        scale: Any,
+        mult_rows: Any = None,
+        threads: int = 1,
     ) -> None:
         R = len(np.asarray(in_rows))
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+        self.threads = threads
         self.kernel = kernel
         self.fold = int(bool(fold))
         self.R = R
@@ -495,6 +507,7 @@ class IndexedTerminalRows:
             ffi.from_buffer("float[]", out),
             ffi.from_buffer("int64_t[]", self._out),
             out.shape[0],
+            self.threads,
         )
         if rc != -1:
             if 0 <= rc < self.R:

@@ -583,6 +583,7 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
         return None
 
     kernel = backend.kernel
+    threads = max(1, torch.get_num_threads())  # as the CFR kernels: shared with the native pool
     fold_rows, showdown_rows = la.fold_rows.numpy(), la.showdown_rows.numpy()
     fold_boards, showdown_boards = np.asarray(la.fold_boards), np.asarray(la.showdown_boards)
     starts = np.array([sl.start for sl in la.depth_slices])
@@ -599,11 +600,18 @@ def _bind_terminal_rows(la: Lookahead, by_depth: bool = False) -> list[list[Call
             if by_depth:
                 fns.append(
                     IndexedTerminalRows(
-                        kernel, fold, boards[sel], parent_of[rows], rows, scale[sel], mult_rows=src_of[1 - p, rows]
+                        kernel,
+                        fold,
+                        boards[sel],
+                        parent_of[rows],
+                        rows,
+                        scale[sel],
+                        mult_rows=src_of[1 - p, rows],
+                        threads=threads,
                     )
                 )
             else:
-                fns.append(IndexedTerminalRows(kernel, fold, boards[sel], rows, rows, scale[sel]))
+                fns.append(IndexedTerminalRows(kernel, fold, boards[sel], rows, rows, scale[sel], threads=threads))
         return fns
 
     if not by_depth:

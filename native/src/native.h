@@ -76,9 +76,11 @@ int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables,
 int64_t ds_terminal_rows_product(int fold, int H, int B, const uint32_t *tables, int64_t R,
                                  const int32_t *row_board, const float *reach, const int64_t *in_rows,
                                  int64_t n_in, const float *mult, const int64_t *mult_rows, int64_t n_mult,
-                                 const float *scale, float *out, const int64_t *out_rows, int64_t n_out);
+                                 const float *scale, float *out, const int64_t *out_rows, int64_t n_out,
+                                 int threads);
 /* ds_terminal_rows_indexed with row i's range reach[in_rows[i]] * mult[mult_rows[i]] (mult
- * [n_mult, H]; NULL: no product); returns 3R + i for a bad mult_rows entry */
+ * [n_mult, H]; NULL: no product); returns 3R + i for a bad mult_rows entry; threads > 1 shares
+ * large calls with the worker pool (pool.c; the same results) */
 /* the fast path: tables is [B, ds_table_words(H)] as built by ds_board_rank / ds_table_pack
  * (trusted; only headers are checked); rows on the same board are swept together */
 int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,

@@ -53,6 +53,7 @@
 #endif
 
 #include "native.h"
+#include "pool.h"
 
 #if defined(__GNUC__)
 #define DS_INLINE static inline __attribute__((always_inline))
@@ -625,10 +626,71 @@ static void one_row(one_fn one, const uint32_t *t, int H, const float *reach, co
     one(t, r, OUT_ROW(i), scale ? scale[i] : 1.0f);
 }
 
+/* A run of rows on one board: perm[j .. j + n) (n < LANES_MIN_ROWS: swept one at a time). */
+typedef struct {
+    int32_t board;
+    int32_t n;
+    int64_t j;
+} RowGroup;
+
+typedef struct {
+    int H;
+    size_t stride;
+    const uint32_t *tables;
+    const RowGroup *groups;
+    const int64_t *perm;
+    const float *reach, *mult, *scale;
+    const int64_t *in_rows, *mult_rows, *out_rows;
+    float *out;
+    int stream;
+    one_fn one;
+    lanes_fn lanes;
+} RowsJob;
+
+/* Groups [lo, hi) of a RowsJob; a thread's own scratch (a failed allocation: one row at a time). */
+static void rows_range(const void *vargs, int64_t lo, int64_t hi) {
+    const RowsJob *g = (const RowsJob *)vargs;
+    const int H = g->H;
+    const float *reach = g->reach, *mult = g->mult;
+    const int64_t *in_rows = g->in_rows, *mult_rows = g->mult_rows, *out_rows = g->out_rows;
+    float *out = g->out;
+    float buf[MAX_HANDS];
+    vlanes *scratch = aligned_alloc(sizeof(vlanes), 3 * (size_t)H * sizeof *scratch);
+    for (int64_t k = lo; k < hi; k++) {
+        const RowGroup *rg = &g->groups[k];
+        const uint32_t *t = g->tables + (size_t)rg->board * g->stride;
+        if (rg->n < LANES_MIN_ROWS || !scratch) {
+            for (int64_t j = rg->j; j < rg->j + rg->n; j++)
+                one_row(g->one, t, H, reach, in_rows, mult, mult_rows, out, out_rows, g->scale, g->perm[j], buf);
+            continue;
+        }
+        LaneRows lr;
+        lr.n_rows = rg->n;
+        lr.stream = g->stream;
+        for (int l = 0; l < LANES; l++) {
+            const int64_t i = g->perm[rg->j + (l < lr.n_rows ? l : 0)];
+            lr.reach[l] = IN_ROW(i);
+            lr.mult[l] = mult ? MULT_ROW(i) : NULL;
+            lr.out[l] = OUT_ROW(i);
+            lr.scale[l] = g->scale ? g->scale[i] : 1.0f;
+        }
+        g->lanes(t, &lr, scratch, scratch + H);
+    }
+    free(scratch);
+#if defined(__x86_64__)
+    if (g->stream) _mm_sfence(); /* the streamed rows are visible to the caller from here */
+#endif
+}
+
+/* Least work (hands times rows) worth a thread, and chunks per thread (see cfr_kernels.c). */
+#define ROWS_PAR_MIN (1 << 16)
+#define ROWS_CHUNKS_PER_THREAD 4
+#define ROWS_MAX_CHUNKS 256
+
 static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const int32_t *row_board,
                         const float *reach, const int64_t *in_rows, const float *mult,
                         const int64_t *mult_rows, const float *scale, float *out,
-                        const int64_t *out_rows, one_fn one, lanes_fn lanes) {
+                        const int64_t *out_rows, one_fn one, lanes_fn lanes, int threads) {
     if (H < 1 || H > MAX_HANDS || B < 0 || R < 0) return DS_BAD_ARGS;
     const int64_t bad = check_rows(H, B, tables, R, row_board);
     if (bad != DS_OK) return bad;
@@ -641,11 +703,11 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
 #endif
     int64_t *first = R > 1 ? calloc((size_t)B + 1, sizeof *first) : NULL;
     int64_t *perm = R > 1 ? malloc((size_t)R * sizeof *perm) : NULL;
-    vlanes *scratch = R > 1 ? aligned_alloc(sizeof(vlanes), 3 * (size_t)H * sizeof *scratch) : NULL;
-    if (!first || !perm || !scratch) { /* a single row, or no memory: one at a time */
+    RowGroup *groups = R > 1 ? malloc((size_t)R * sizeof *groups) : NULL;
+    if (!first || !perm || !groups) { /* a single row, or no memory: one at a time */
         free(first);
         free(perm);
-        free(scratch);
+        free(groups);
         for (int64_t i = 0; i < R; i++)
             one_row(one, tables + (size_t)row_board[i] * stride, H, reach, in_rows, mult, mult_rows, out,
                     out_rows, scale, i, buf);
@@ -654,49 +716,45 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
     for (int64_t i = 0; i < R; i++) first[row_board[i] + 1]++;
     for (int b = 0; b < B; b++) first[b + 1] += first[b];
     for (int64_t i = 0; i < R; i++) perm[first[row_board[i]]++] = i;
-    /* first[b] is now the end of board b's rows */
-    int64_t begin = 0;
+    /* first[b] is now the end of board b's rows: cut each board's rows into lane groups */
+    int64_t n_groups = 0, begin = 0;
     for (int b = 0; b < B; begin = first[b], b++) {
-        const uint32_t *t = tables + (size_t)b * stride;
         for (int64_t j = begin; j < first[b];) {
             const int64_t count = first[b] - j;
-            if (count < LANES_MIN_ROWS) {
-                one_row(one, t, H, reach, in_rows, mult, mult_rows, out, out_rows, scale, perm[j++], buf);
-                continue;
-            }
-            LaneRows lr;
-            lr.n_rows = count < LANES ? (int)count : LANES;
-            lr.stream = stream;
-            for (int l = 0; l < LANES; l++) {
-                const int64_t i = perm[j + (l < lr.n_rows ? l : 0)];
-                lr.reach[l] = IN_ROW(i);
-                lr.mult[l] = mult ? MULT_ROW(i) : NULL;
-                lr.out[l] = OUT_ROW(i);
-                lr.scale[l] = scale ? scale[i] : 1.0f;
-            }
-            lanes(t, &lr, scratch, scratch + H);
-            j += lr.n_rows;
+            const int n = count < LANES_MIN_ROWS ? 1 : (count < LANES ? (int)count : LANES);
+            groups[n_groups++] = (RowGroup){b, n, j};
+            j += n;
         }
     }
+    const RowsJob job = {H, stride, tables, groups, perm, reach, mult, scale, in_rows, mult_rows, out_rows,
+                         out, stream, one, lanes};
+    int parts = threads < 1 ? 1 : threads;
+    const int64_t by_work = R * (int64_t)H / ROWS_PAR_MIN;
+    if (by_work < parts) parts = by_work < 1 ? 1 : (int)by_work;
+    int64_t chunks = parts > 1 ? (int64_t)parts * ROWS_CHUNKS_PER_THREAD : 1;
+    if (chunks > n_groups) chunks = n_groups;
+    if (chunks > ROWS_MAX_CHUNKS) chunks = ROWS_MAX_CHUNKS;
+    if (chunks < 1) chunks = 1;
+    int64_t bounds[ROWS_MAX_CHUNKS + 1];
+    for (int64_t c = 0; c <= chunks; c++) bounds[c] = n_groups * c / chunks;
+    ds_pool_run(rows_range, &job, bounds, (int)chunks, parts);
     free(first);
     free(perm);
-    free(scratch);
-#if defined(__x86_64__)
-    if (stream) _mm_sfence();
-#endif
+    free(groups);
     return DS_OK;
 }
 
 int64_t ds_showdown_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                                 const int32_t *row_board, const float *reach, const float *scale,
                                 float *out) {
-    return run_rows(H, B, tables, R, row_board, reach, NULL, NULL, NULL, scale, out, NULL, showdown_one, lanes_showdown);
+    return run_rows(H, B, tables, R, row_board, reach, NULL, NULL, NULL, scale, out, NULL, showdown_one, lanes_showdown,
+                    1);
 }
 
 int64_t ds_fold_rows_packed(int H, int B, const uint32_t *tables, int64_t R,
                             const int32_t *row_board, const float *reach, const float *scale,
                             float *out) {
-    return run_rows(H, B, tables, R, row_board, reach, NULL, NULL, NULL, scale, out, NULL, fold_one, lanes_fold);
+    return run_rows(H, B, tables, R, row_board, reach, NULL, NULL, NULL, scale, out, NULL, fold_one, lanes_fold, 1);
 }
 
 int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables, int64_t R,
@@ -704,13 +762,14 @@ int64_t ds_terminal_rows_indexed(int fold, int H, int B, const uint32_t *tables,
                                  int64_t n_in, const float *scale, float *out, const int64_t *out_rows,
                                  int64_t n_out) {
     return ds_terminal_rows_product(fold, H, B, tables, R, row_board, reach, in_rows, n_in, NULL, NULL, 0,
-                                    scale, out, out_rows, n_out);
+                                    scale, out, out_rows, n_out, 1);
 }
 
 int64_t ds_terminal_rows_product(int fold, int H, int B, const uint32_t *tables, int64_t R,
                                  const int32_t *row_board, const float *reach, const int64_t *in_rows,
                                  int64_t n_in, const float *mult, const int64_t *mult_rows, int64_t n_mult,
-                                 const float *scale, float *out, const int64_t *out_rows, int64_t n_out) {
+                                 const float *scale, float *out, const int64_t *out_rows, int64_t n_out,
+                                 int threads) {
     if (!in_rows || !out_rows || n_in < 0 || n_out < 0 || R < 0 || (mult && (!mult_rows || n_mult < 0)))
         return DS_BAD_ARGS;
     for (int64_t i = 0; i < R; i++)
@@ -721,9 +780,9 @@ int64_t ds_terminal_rows_product(int fold, int H, int B, const uint32_t *tables,
         for (int64_t i = 0; i < R; i++)
             if (mult_rows[i] < 0 || mult_rows[i] >= n_mult) return 3 * R + i;
     return fold ? run_rows(H, B, tables, R, row_board, reach, in_rows, mult, mult_rows, scale, out, out_rows,
-                           fold_one, lanes_fold)
+                           fold_one, lanes_fold, threads)
                 : run_rows(H, B, tables, R, row_board, reach, in_rows, mult, mult_rows, scale, out, out_rows,
-                           showdown_one, lanes_showdown);
+                           showdown_one, lanes_showdown, threads);
 }
 
 int64_t ds_showdown_avg_rows(int H, int B, const uint32_t *tables, int G, const int32_t *group_start,
