@@ -375,7 +375,7 @@ class Solver:
             and self._kernels.interleaves_regrets
             and self._terminal_by_depth is not None
         )
-        with _gc_paused():
+        with _gc_paused(), torch_serial(self.la.device):
             for i in range(1, iterations + 1):
                 t = t0 + i
                 if interleave:
@@ -555,6 +555,25 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def torch_serial(device: torch.device) -> Iterator[None]:
+    """torch's own CPU operations on one thread for the duration (as many as before, after).
+
+    The solver's parallel work is in the native kernels, whose pool degrades in proportion to
+    the CPU it gets; torch's OpenMP threads do not: beside two busy processes on the 2-core
+    machine, a turn solve's ``index_add_`` took 13x longer on two threads than on one
+    (docs/benchmarks.md, "Solver threads")."""
+    threads = torch.get_num_threads()
+    if device.type != "cpu" or threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _bind_native_kernels(solver: Solver) -> object | None:
     """The fused C kernels of :mod:`native.cfr_kernels` bound to ``solver``, where they apply
     (float32 on the CPU): the same phases in one pass each, without torch's temporaries
@@ -635,6 +654,11 @@ def exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Ten
     Returns chips per deal (normalised by the probability of the ranges' deals), the
     game value for player 0 under the strategy, and exploitability = mean BR gain.
     """
+    with torch_serial(solver.la.device):
+        return _exploitability(solver, root_reach, strategy)
+
+
+def _exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Tensor | None) -> dict[str, float]:
     la = solver.la
     if la.num_roots != 1:
         raise ValueError("exploitability is measured on a lookahead with one root, not on a forest")
