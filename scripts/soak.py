@@ -10,7 +10,8 @@ it runs for hours.
     python scripts/soak.py hunl 10000 --out runs/soak-hunl [--opponent random] [--config FILE]
 
 Exit status 0 when the match finished with no abort, no correction, no failed decision and an
-RSS growth after warm-up under ``--max-growth-mb`` (default 100).
+RSS growth after warm-up under ``--max-growth-mb`` (default 100): the mean RSS over the last
+tenth of the hands against the mean over the tenth after the warm-up.
 """
 
 from __future__ import annotations
@@ -73,6 +74,19 @@ def count_events(path: Path, names: tuple[str, ...]) -> dict[str, int]:
         if event in counts:
             counts[event] += 1
     return counts
+
+
+def rss_growth(samples: list[tuple[float, int, float]], hands: int, warmup: float) -> tuple[float | None, ...]:
+    """``(after warm-up, last tenth, growth)`` in MB: the mean RSS over the tenth of the hands
+    that follows the warm-up, over the last tenth, and their difference. Means, not single
+    samples: the RSS of one sample moves by tens of MB as re-solves come and go."""
+    start = warmup * hands
+    first = [mb for _, h, mb in samples if start <= h < start + hands / 10]
+    last = [mb for _, h, mb in samples if h >= hands - hands / 10]
+    if not first or not last:
+        return None, None, None
+    a, b = sum(first) / len(first), sum(last) / len(last)
+    return round(a, 1), round(b, 1), round(b - a, 1)
 
 
 def plot(samples: list[tuple[float, int, float]], warm: float | None, path: Path, title: str) -> None:
@@ -145,10 +159,7 @@ def main() -> int:
     corrections = sum(int(n) for n in re.findall(r"corrected actions (\d+)", report))
     aborted = re.findall(r"ABORTED: (.*)", report)
     events = count_events(decisions, ("decision", "decision_failed", "out_of_time", "observe_failed"))
-    warm_hands = args.warmup * args.hands
-    after = [s[2] for s in samples if s[1] >= warm_hands]
-    warm = after[0] if after else None
-    growth = (max(after) - warm) if after and warm is not None else None
+    warm, late, growth = rss_growth(samples, args.hands, args.warmup)
     result = {
         "game": args.game,
         "hands_asked": args.hands,
@@ -158,6 +169,7 @@ def main() -> int:
         "corrected_actions": corrections,
         **{f"events_{k}": v for k, v in events.items()},
         "rss_after_warmup_mb": warm,
+        "rss_last_tenth_mb": late,
         "rss_max_mb": max((s[2] for s in samples), default=None),
         "rss_final_mb": samples[-1][2] if samples else None,
         "rss_growth_after_warmup_mb": growth,
