@@ -189,9 +189,9 @@ class Config:
     """Everything ``deepstack play`` and friends read from ``config.yaml``."""
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    #: CPU threads of the bot's tensor work (0: PyTorch's default, one per core). One is the
-    #: fastest on a busy machine: re-solves ran 1.5-4x slower with two threads on two cores
-    #: with one core taken by another job (docs/benchmarks.md, "Threads")
+    #: CPU threads of the bot's tensor work and native kernels (0: PyTorch's default, one per
+    #: core). Its re-solves take the same time on one or two (docs/benchmarks.md, "Solver
+    #: threads"); one leaves the other core to the machine (the opponent, the dealer)
     threads: int = 1
     seed: int = 0
     logging: LoggingConfig = field(default_factory=LoggingConfig)
