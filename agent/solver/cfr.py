@@ -521,7 +521,19 @@ class Solver:
     def best_response_values(self, root_reach: torch.Tensor, strategy: torch.Tensor, player: int) -> torch.Tensor:
         """Counterfactual values ``[N, H]`` of ``player`` best-responding to ``strategy``."""
         with self._playing(root_reach, strategy):
-            return self._best_response_values(player)
+            return self._best_response_values(player).clone()
+
+    def exploitability_parts(self, root_reach: torch.Tensor, strategy: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Root rows ``(br0, br1, value0, value1)``: each player's best-response values against
+        ``strategy`` and both players' values when both play it, from one evaluation (the
+        strategy swapped in and the reach propagated once, not once per quantity)."""
+        with self._playing(root_reach, strategy):
+            for p in range(2):
+                self.terminal_values(p, zero_others=not self._no_zeroing)
+                self.propagate_values(p)
+            values = [self.values[0, 0].clone(), self.values[1, 0].clone()]
+            br = [self._best_response_values(p)[0].clone() for p in range(2)]
+        return br[0], br[1], values[0], values[1]
 
     def _best_response_values(self, player: int) -> torch.Tensor:
         la = self.la
@@ -534,10 +546,10 @@ class Solver:
             depth = la.depth_slices[d]
             at_depth = (rows_all >= depth.start) & (rows_all < depth.stop)
             if bool(at_depth.any()):
-                cv = values[children_all[at_depth]]  # [m, A, H]
-                cv = torch.where(valid_all[at_depth].unsqueeze(2), cv, torch.full_like(cv, -math.inf))
+                cv = values[children_all[at_depth]]  # [m, A, H], a gathered copy
+                cv.masked_fill_(~valid_all[at_depth].unsqueeze(2), -math.inf)
                 values[rows_all[at_depth]] = cv.max(dim=1).values
-        return values.clone()
+        return values
 
 
 @contextmanager
@@ -667,13 +679,10 @@ def _exploitability(solver: Solver, root_reach: torch.Tensor, strategy: torch.Te
     z = float((reach[0] * la.terminal.fold_mass(reach[1:2], torch.zeros(1, dtype=torch.long, device=la.device))[0]).sum())
     if z <= 0:
         raise ValueError("the two ranges cannot be dealt together on this board (no compatible hands)")
-    br = []
-    for p in range(2):
-        v = solver.best_response_values(reach, strategy, p)
-        br.append(float((v[0] * reach[p]).sum()) / z)
-    values = solver.evaluate(reach, strategy)
-    value0 = float((values[0, 0] * reach[0]).sum()) / z
-    value1 = float((values[1, 0] * reach[1]).sum()) / z
+    br0, br1, v0, v1 = solver.exploitability_parts(reach, strategy)
+    br = [float((br0 * reach[0]).sum()) / z, float((br1 * reach[1]).sum()) / z]
+    value0 = float((v0 * reach[0]).sum()) / z
+    value1 = float((v1 * reach[1]).sum()) / z
     return {
         "br0": br[0],
         "br1": br[1],

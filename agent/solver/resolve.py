@@ -258,7 +258,7 @@ def solve_ranges(
             step = min(check_every, config.iterations - done)
             result = solver.solve(reach, step)
             done += step
-            expl = exploitability(solver, reach)
+            expl = exploitability(solver, reach, result.average_strategy)  # the solve just computed it
             expl["iterations"] = done
             expl["seconds"] = time.perf_counter() - start
             history.append(expl)
