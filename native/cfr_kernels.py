@@ -31,7 +31,8 @@ over pthreads (results do not depend on it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -457,6 +458,7 @@ class SolverKernels:
         track = _index(solver.track_rows, "solver.track_rows")
         _shape(_values(solver.values_sum, "solver.values_sum", 3), "solver.values_sum", (2, len(track), H))
         self._ptrs = {name: getattr(solver, name).data_ptr() for name in self._BUFFERS}
+        self._trusted = False
         self._keep: list[torch.Tensor] = [getattr(solver, name) for name in self._BUFFERS]
         self.H, self.M, self.A, self.N = H, M, A, N
         T = table.shape[0]
@@ -557,7 +559,21 @@ class SolverKernels:
                     args[10] = 1
 
     # ------------------------------------------------------------------ helpers
+    @contextmanager
+    def checked_once(self) -> Iterator[None]:
+        """The solver's tensors checked now, and not again by each phase until the block ends:
+        for a solve's iterations, which replace none of them (the check per phase was ~15% of a
+        river spot's time)."""
+        self._check()
+        self._trusted = True
+        try:
+            yield
+        finally:
+            self._trusted = False
+
     def _check(self) -> None:
+        if self._trusted:
+            return
         s = self.solver
         for name, ptr in self._ptrs.items():
             if getattr(s, name).data_ptr() != ptr:

@@ -12,6 +12,7 @@ floored/discounted and how iterations are weighted in the averages (:class:`Vari
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import time
@@ -219,6 +220,7 @@ class Solver:
         self._leaf_tracker = getattr(leaf_values, "track_average", None) if self._has_leaves and average_strategy else None
         self.iterations_done = 0
         self._kernels = _bind_native_kernels(self) if native is not False else None
+        self._br_plans: dict[int, list] = {}
         if native and self._kernels is None:
             raise ValueError("native CFR kernels need a float32 lookahead on the CPU and the built native extension")
         self._terminal_rows = _bind_terminal_rows(la) if self._kernels is not None else None
@@ -375,7 +377,8 @@ class Solver:
             and self._kernels.interleaves_regrets
             and self._terminal_by_depth is not None
         )
-        with _gc_paused(), torch_serial(self.la.device):
+        checked = self._kernels.checked_once() if self._kernels is not None else contextlib.nullcontext()
+        with _gc_paused(), torch_serial(self.la.device), checked:
             for i in range(1, iterations + 1):
                 t = t0 + i
                 if interleave:
@@ -535,20 +538,34 @@ class Solver:
             br = [self._best_response_values(p)[0].clone() for p in range(2)]
         return br[0], br[1], values[0], values[1]
 
+    def _best_response_plan(self, player: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]:
+        """Per depth, ``player``'s decision rows there, their children and the invalid actions
+        (``[m, A, 1]``), found once per lookahead (a best response is checked many times)."""
+        plan = self._br_plans.get(player)
+        if plan is None:
+            la = self.la
+            sl = la.dec_slices[player]
+            rows_all, children_all, valid_all = la.dec_rows[sl], la.dec_children[sl], la.dec_valid[sl]
+            plan = []
+            for d in range(len(la.transitions)):
+                depth = la.depth_slices[d]
+                at = (rows_all >= depth.start) & (rows_all < depth.stop)
+                plan.append((rows_all[at], children_all[at], ~valid_all[at].unsqueeze(2)) if bool(at.any()) else None)
+            self._br_plans[player] = plan
+        return plan
+
     def _best_response_values(self, player: int) -> torch.Tensor:
         la = self.la
         self.terminal_values(player)
         values = self.values[player]
-        sl = la.dec_slices[player]
-        rows_all, children_all, valid_all = la.dec_rows[sl], la.dec_children[sl], la.dec_valid[sl]
+        plan = self._best_response_plan(player)
         for d in range(len(la.transitions) - 1, -1, -1):
             values.index_add_(0, la.transitions[d].parent, self._contribution(player, d))
-            depth = la.depth_slices[d]
-            at_depth = (rows_all >= depth.start) & (rows_all < depth.stop)
-            if bool(at_depth.any()):
-                cv = values[children_all[at_depth]]  # [m, A, H], a gathered copy
-                cv.masked_fill_(~valid_all[at_depth].unsqueeze(2), -math.inf)
-                values[rows_all[at_depth]] = cv.max(dim=1).values
+            if plan[d] is not None:
+                rows, children, invalid = plan[d]
+                cv = values[children]  # [m, A, H], a gathered copy
+                cv.masked_fill_(invalid, -math.inf)
+                values[rows] = cv.max(dim=1).values
         return values
 
 
