@@ -173,23 +173,23 @@ def _timed_draws(round_: int, count: int, solve: Callable[[Situation], float | N
     return fields
 
 
-def _timed_forests(count: int, batch: int | None, config: SolverConfig, stream: int = 0) -> dict[str, Any]:
-    """Like :func:`_timed_draws` for the turn, the situations solved in forests ``batch`` at a
+def _timed_forests(count: int, batch: int | None, config: SolverConfig, stream: int = 0, round_: int = 2) -> dict[str, Any]:
+    """Like :func:`_timed_draws` for the turn (or river), the situations solved in forests ``batch`` at a
     time (None: as many as the device's memory holds), as ``deepstack generate --batch`` solves
     them. Both-all-in draws need no solve and are counted only in ``rate_all_draws``."""
     game = load_game("hunl")
     space = HandSpace(game)
     rng = np.random.default_rng([1, stream])
-    draws = [draw_situation(space, 2, rng) for _ in range(count)]
+    draws = [draw_situation(space, round_, rng) for _ in range(count)]
     todo = [sit for sit in draws if not both_all_in(game, sit)]
-    groups = forest_groups(space, 2, todo, config, batch)
+    groups = forest_groups(space, round_, todo, config, batch)
     times = []
     for group in groups or [[k] for k in range(len(todo))]:  # None: one at a time (auto on the CPU)
         began = time.perf_counter()
         if groups is None:
-            solve_situation(space, 2, todo[group[0]], config)
+            solve_situation(space, round_, todo[group[0]], config)
         else:
-            solve_in_forest(space, 2, [todo[k] for k in group], config)
+            solve_in_forest(space, round_, [todo[k] for k in group], config)
         if pick_device(config.device).type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - began)
@@ -222,14 +222,17 @@ def _turn_draws(
     check: bool,
     dcfr: tuple[float, float, float] = GENERATE_DCFR,
     batch: int | None = 1,
+    round_: int = 2,
 ) -> dict[str, Any]:
-    """One process's share of the turn row (module level: the worker processes import it)."""
+    """One process's share of the turn (or river) row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
     config = _hunl_config(algorithm, iterations, device, dcfr)
     with _one_thread():  # as deepstack generate runs: one process per core
         if batch != 1:
-            return _timed_forests(situations, batch, config, stream)
-        return _timed_draws(2, situations, lambda sit: solve_situation_checked(space, 2, sit, config, check=check)[1], stream)
+            return _timed_forests(situations, batch, config, stream, round_)
+        return _timed_draws(
+            round_, situations, lambda sit: solve_situation_checked(space, round_, sit, config, check=check)[1], stream
+        )
 
 
 def _combined(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -261,8 +264,10 @@ def bench_turn(
     processes: int = 1,
     dcfr: tuple[float, float, float] = GENERATE_DCFR,
     batch: int | None = 1,
+    round_: int = 2,
 ) -> dict[str, Any]:
-    """Turn situations solved as ``deepstack generate --street turn`` solves them (to the end of
+    """Turn (``round_`` 2) or river (3) situations solved as ``deepstack generate --street turn``
+    (``river``) solves them (to the end of
     the game, average values only) and timed. With ``check``, the average strategy is kept too and
     each solve's exploitability (% of the pot) is reported: how accurate the targets are. With
     ``processes`` > 1, that many processes solve ``situations`` draws each at the same time (their
@@ -272,19 +277,28 @@ def bench_turn(
         raise ValueError("--check measures one solve at a time: it needs --batch 1")
     dev = pick_device(device)
     if processes == 1:
-        fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch)
+        fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_)
     else:
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             jobs = [
-                pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch)
+                pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_)
                 for k in range(processes)
             ]
             fields = _combined([job.result() for job in jobs])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
     cores = os.cpu_count() or 1
+    if round_ == 3:  # the river: goal of issue 32; DeepStack had no river network to compare with
+        reference: dict[str, Any] = {"goal_cpu": 20.0}
+    else:
+        reference = {
+            "goal_cpu": 0.25,
+            "goal_h100": 100.0,
+            "deepstack_core_s_per_situation": DEEPSTACK_CORE_S_PER_TURN_SITUATION,
+            "deepstack_rate_on_these_cores": round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5),
+        }
     return _row(
-        "generate.turn",
+        "generate.river" if round_ == 3 else "generate.turn",
         fields.pop("rate"),
         "situations/s",
         dev.type,
@@ -294,10 +308,7 @@ def bench_turn(
         **fields,
         threads=1,
         processes=processes,
-        goal_cpu=0.25,
-        goal_h100=100.0,
-        deepstack_core_s_per_situation=DEEPSTACK_CORE_S_PER_TURN_SITUATION,
-        deepstack_rate_on_these_cores=round(cores / DEEPSTACK_CORE_S_PER_TURN_SITUATION, 5),
+        **reference,
         cpu_cores=cores,
     )
 
@@ -402,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--street",
         action="append",
-        choices=["leduc", "turn", "flop", "preflop-aux"],
+        choices=["leduc", "river", "turn", "flop", "preflop-aux"],
         default=None,
         help="which rows, repeatable (default: leduc and turn)",
     )
@@ -411,6 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--leduc-situations", type=int, default=2000, help="Leduc situations solved in one batch")
     p.add_argument("--turn-situations", type=int, default=3, help="turn situations to draw (default 3)")
+    p.add_argument(
+        "--river-situations", type=int, default=40, help="river situations to draw (default 40; iterations: --turn-iterations)"
+    )
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
     p.add_argument(
         "--turn-algorithm",
@@ -469,7 +483,13 @@ def main(argv: list[str]) -> int:
     streets = args.street or ["leduc", "turn"]
     if (
         min(
-            args.leduc_situations, args.turn_situations, args.iterations, args.aux_situations, args.aux_flops or 1, args.processes
+            args.leduc_situations,
+            args.turn_situations,
+            args.river_situations,
+            args.iterations,
+            args.aux_situations,
+            args.aux_flops or 1,
+            args.processes,
         )
         <= 0
     ):
@@ -499,6 +519,11 @@ def main(argv: list[str]) -> int:
             ),
             flush=True,
         )
+    if "river" in streets:
+        river = bench_turn(
+            args.river_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr, batch, round_=3
+        )
+        print(json.dumps(river), flush=True)
     if "flop" in streets:
         try:
             print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net, dcfr)), flush=True)

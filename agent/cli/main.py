@@ -289,9 +289,10 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--street",
-        choices=["turn", "flop", "preflop-aux"],
+        choices=["river", "turn", "flop", "preflop-aux"],
         default=None,
-        help="hold'em: the network's street: turn (situations at the start of the turn, solved to the end), "
+        help="hold'em: the network's street: river (situations at the start of the river, solved exactly), "
+        "turn (situations at the start of the turn, solved to the end), "
         "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
         "preflop-aux (end of the pre-flop: the flop network averaged over the flops) (default: none, for Leduc games)",
     )
@@ -354,7 +355,7 @@ def _run_generate(args: argparse.Namespace) -> int:
             print("deepstack generate: error: --street is for hold'em games and replaces --round", file=sys.stderr)
             return 2
 
-        args.round = {"turn": 2, "flop": 1, "preflop-aux": 0}[args.street]
+        args.round = {"river": 3, "turn": 2, "flop": 1, "preflop-aux": 0}[args.street]
         if args.street == "flop":
             next_net = args.turn_net or HoldemModels().turn_net
         elif args.street == "preflop-aux":

@@ -1,0 +1,46 @@
+"""River training situations: `deepstack generate --street river` (solved exactly) and its benchmark row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent.cli.main import main
+from agent.solver.handspace import HandSpace
+from agent.training.datagen import load_shards
+from protocol.gamedef import load_game
+
+
+def test_generate_river_writes_exactly_solved_river_situations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "river"
+    argv = ["generate", "--game", "hunl", "--street", "river", "--situations", "6", "--shard-size", "3"]
+    assert main(argv + ["--iterations", "60", "--batch", "3", "--out", str(out)]) == 0
+    capsys.readouterr()
+    shards = list(load_shards(out))
+    assert len(shards) == 2
+    space = HandSpace(load_game("hunl"))
+    for shard in shards:
+        assert shard["boards"].shape == (3, 5) and (shard["boards"] >= 0).all()  # five board cards
+        assert shard["values"].shape == shard["ranges"].shape == (3, 2, 1326)
+        for board, ranges, values in zip(shard["boards"], shard["ranges"], shard["values"]):
+            valid = space.valid(tuple(int(c) for c in board))
+            assert not values[:, ~valid].any()  # hands that share a board card have no value
+            r = ranges * valid
+            r = r / r.sum(axis=1, keepdims=True)
+            # values are fractions of the pot for each player's hands: the game is zero-sum
+            total = float((r[0] * values[0]).sum() + (r[1] * values[1]).sum())
+            assert abs(total) < 0.05
+    recorded = json.loads((out / "generate.json").read_text())
+    assert recorded["spec"]["round"] == 3
+
+
+def test_bench_generate_river_row(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "generate", "--street", "river", "--river-situations", "3", "--turn-iterations", "20"]
+    assert main(argv + ["--turn-algorithm", "dcfr"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["bench"] == "generate.river" and row["unit"] == "situations/s" and row["impl"] == "ours"
+    assert row["value"] > 0 and row["goal_cpu"] == 20.0 and row["iterations"] == 20
+    assert np.isfinite(row["seconds"])
