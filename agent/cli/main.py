@@ -22,7 +22,7 @@ from agent.cli.prepare import add_parser as add_prepare
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
-from agent.nets.buckets import BucketTable, PreflopClasses, fit_buckets
+from agent.nets.buckets import BucketTable, PreflopClasses, RiverStrength, fit_buckets
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, register_model
 from agent.solver.handspace import HandSpace
@@ -515,12 +515,13 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the validation split, the initial weights and the batch order")
     p.add_argument(
         "--street",
-        choices=["turn", "flop", "preflop-aux"],
+        choices=["river", "turn", "flop", "preflop-aux"],
         default=None,
-        help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes) "
-        "(default: none, for Leduc games)",
+        help="hold'em: which network (its buckets map the data; preflop-aux: the 169 pre-flop classes; river: "
+        "equity against a uniform hand in --river-buckets steps) (default: none, for Leduc games)",
     )
     p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
+    p.add_argument("--river-buckets", type=int, default=1000, help="--street river: equity steps (default 1000)")
     p.set_defaults(func=_run_train)
 
 
@@ -550,9 +551,15 @@ def _run_train(args: argparse.Namespace) -> int:
                 canonical_space=space,
             )
         else:
-            if args.street not in ("turn", "flop", "preflop-aux"):
-                raise ValueError("hold'em networks need --street turn, flop or preflop-aux")
-            if args.street == "preflop-aux":
+            if args.street not in ("river", "turn", "flop", "preflop-aux"):
+                raise ValueError("hold'em networks need --street turn, flop, preflop-aux or river")
+            extra_manifest: dict[str, object] = {"street": args.street}
+            if args.street == "river":
+                if args.buckets:
+                    raise ValueError("--buckets: the river's buckets are equity steps (--river-buckets)")
+                table, buckets_file = RiverStrength(args.river_buckets), None
+                extra_manifest["river_buckets"] = args.river_buckets
+            elif args.street == "preflop-aux":
                 if args.buckets:
                     raise ValueError("--buckets: the auxiliary network's buckets are the 169 pre-flop classes")
                 table, buckets_file = PreflopClasses(), None
@@ -569,7 +576,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 spec=spec,
                 model_name=args.name,
                 encoder=SituationEncoder(table, float(sum(game.stack))),
-                extra_manifest={"street": args.street, "buckets_file": buckets_file},
+                extra_manifest={**extra_manifest, "buckets_file": buckets_file},
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)

@@ -24,6 +24,7 @@ from agent.nets.manifest import ModelError
 from agent.solver.ranges import hand_class_cell
 from native.cards import NUM_HOLDEM_HANDS
 from native.equity import equity_histograms
+from native.showdown import fold_values, holdem_hands, showdown_values
 
 Street = Literal["flop", "turn"]
 BOARD_SIZE = {"flop": 3, "turn": 4}
@@ -116,6 +117,50 @@ class BucketTable:
         if street not in BOARD_SIZE or centroids.ndim != 2:
             raise ModelError(f"{path}: bucket table with street {street!r} and centroids {centroids.shape}")
         return cls(street, centroids)  # type: ignore[arg-type]
+
+
+class RiverStrength:
+    """The river's card abstraction: a hand's bucket is its equity against every hand the board
+    leaves it (ties count half), cut into ``num_buckets`` equal steps. On the river there is no
+    card to come, so the equity histogram the flop and turn buckets cluster is a single value:
+    clustering it would only find these steps. Computed per board (C showdown kernel), not stored."""
+
+    street = "river"
+
+    def __init__(self, num_buckets: int = 1000, cache_size: int = 256) -> None:
+        if num_buckets < 1:
+            raise ValueError(f"river buckets must be at least 1, not {num_buckets}")
+        self.num_buckets = num_buckets
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
+
+    def equity(self, board: tuple[int, ...]) -> np.ndarray:
+        """``[1326]`` equity of each hand on the 5-card ``board`` against a uniform opponent (nan where blocked)."""
+        uniform = np.ones(NUM_HOLDEM_HANDS, dtype=np.float32)
+        compatible = fold_values(board, uniform).astype(np.float64)
+        margin = showdown_values(board, uniform).astype(np.float64)  # wins minus losses
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(compatible > 0, (compatible + margin) / (2 * compatible), np.nan)
+
+    def assign(self, board: tuple[int, ...]) -> np.ndarray:
+        """``[1326]`` bucket of each hand on ``board`` (-1 where the hand is blocked)."""
+        key = tuple(sorted(int(c) for c in board))
+        if len(key) != 5:
+            raise ValueError(f"river buckets need a 5-card board, got {len(key)} cards")
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        eq = self.equity(key)
+        ids = np.full(NUM_HOLDEM_HANDS, -1, dtype=np.int64)
+        ok = ~np.isnan(eq)
+        ids[ok] = np.minimum((eq[ok] * self.num_buckets).astype(np.int64), self.num_buckets - 1)
+        ids[holdem_hands().blocked(key)] = -1  # hands sharing a board card
+        ids.setflags(write=False)
+        self._cache[key] = ids
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return ids
 
 
 def random_board(street: Street, rng: np.random.Generator) -> tuple[int, ...]:

@@ -44,3 +44,33 @@ def test_bench_generate_river_row(capsys: pytest.CaptureFixture[str]) -> None:
     assert row["bench"] == "generate.river" and row["unit"] == "situations/s" and row["impl"] == "ours"
     assert row["value"] > 0 and row["goal_cpu"] == 20.0 and row["iterations"] == 20
     assert np.isfinite(row["seconds"])
+
+
+def test_river_buckets_are_equity_steps() -> None:
+    from agent.nets.buckets import RiverStrength
+    from native.cards import cards_from_str
+
+    board = tuple(cards_from_str("QsJh2h8d3c"))
+    river = RiverStrength(10)
+    ids, equity = river.assign(board), river.equity(board)
+    valid = HandSpace(load_game("hunl")).valid(board)
+    assert ((ids >= 0) == valid).all()  # blocked hands: -1
+    assert np.array_equal(ids[valid], np.minimum((equity[valid] * 10).astype(int), 9))
+    nuts = HandSpace(load_game("hunl")).index(tuple(cards_from_str("Ts9c")))  # the queen-high straight
+    assert equity[nuts] > 0.99 and ids[nuts] == 9  # ties with the other T9 count half
+    worst = HandSpace(load_game("hunl")).index(tuple(cards_from_str("4c5d")))
+    assert equity[worst] < 0.05 and ids[worst] == 0
+    assert river.assign(board) is ids  # cached per board
+
+
+def test_train_river_network_on_river_situations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, out = tmp_path / "data", tmp_path / "net"
+    gen = ["generate", "--game", "hunl", "--street", "river", "--situations", "8", "--shard-size", "4"]
+    assert main(gen + ["--iterations", "40", "--out", str(data)]) == 0
+    argv = ["train", "--game", "hunl", "--street", "river", "--river-buckets", "20", "--data", str(data)]
+    argv += ["--out", str(out), "--name", "river-test", "--epochs", "2", "--hidden", "16", "--layers", "2"]
+    assert main(argv) == 0
+    assert "best validation loss" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())["models"]["river-test"]
+    assert manifest["street"] == "river" and manifest["river_buckets"] == 20
+    assert manifest["net"]["buckets"] == 20
