@@ -143,15 +143,21 @@ def load_datasets(
     if len(widths) > 1:
         raise ValueError(f"{', '.join(map(str, folders))}: rows of different widths {sorted(widths)} (different games)")
     if len(parts) > 1:
+        # folders drawn with one seed share (nearly) every row; a few equal rows are chance: two
+        # river situations whose ranges sit on one equity step each encode the same (measured:
+        # 1 of 20,000 in two seeds)
         seen: dict[bytes, int] = {}
         for index, (x, _, _) in enumerate(parts):
-            for key in {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in x}:
-                if key in seen:
-                    raise ValueError(
-                        f"{folders[index]}: holds a situation that {folders[seen[key]]} holds too (folders generated with "
-                        "one seed for the same street or round draw the same situations; generate more data with another --seed)"
-                    )
-                seen[key] = index
+            keys = {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in x}
+            shared = [key for key in keys if key in seen]
+            if len(shared) > max(1, len(keys) // 100):
+                raise ValueError(
+                    f"{folders[index]}: holds {len(shared)} situations that {folders[seen[shared[0]]]} holds too (folders "
+                    "generated with one seed for the same street or round draw the same situations; generate more data "
+                    "with another --seed)"
+                )
+            for key in keys:
+                seen.setdefault(key, index)
     return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
 
 
