@@ -20,7 +20,7 @@ from protocol.state import HandState
 
 MANIFEST = json.loads((MODELS_DIR / "manifest.json").read_text())["models"]
 #: manifest name = street of each hold'em network
-HOLDEM_NETS = ("turn", "flop", "preflop-aux")
+HOLDEM_NETS = ("river", "turn", "flop", "preflop-aux")
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))
