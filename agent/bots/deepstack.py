@@ -17,7 +17,7 @@ import torch
 
 from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.bots.heap import release_free_memory
-from agent.bots.settings import check_models, hunl_settings, is_hunl, is_leduc, leduc_settings
+from agent.bots.settings import check_models, hunl_settings, is_hunl, is_leduc, leduc_settings, section_key
 from agent.bots.start_cache import is_shipped, load_start_cache, save_start_cache, start_key
 from agent.bots.timing import TimeBudget
 from agent.resolving.continual import ContinualResolver, Decision, sample_action
@@ -60,14 +60,9 @@ class DeepStackBot(BaseBot):
         self.timing = TimeBudget(
             tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=game.num_rounds
         )
+        self.bot_config: LeducBotConfig | HoldemBotConfig = getattr(config.bot, section_key(game))
         if is_leduc(game):
-            self.bot_config: LeducBotConfig | HoldemBotConfig = config.bot.leduc_limit if game.is_limit else config.bot.leduc
             self.device = "cpu"  # tiny tensors: the CPU beats a GPU here
-        elif is_hunl(game):
-            hc = config.bot.hunl
-            self.bot_config = hc
-        else:
-            raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
         if self.device == "cpu" and config.threads:
             torch.set_num_threads(config.threads)  # process-wide: the bot's re-solves are the process's work
         check_models(game, config)  # every model it will load, named by its config key

@@ -111,11 +111,20 @@ def is_hunl(game: Game) -> bool:
     return game.is_nolimit and game.num_rounds == 4 and game.deck_size == 52 and game.num_hole_cards == 2
 
 
+def section_key(game: Game) -> str:
+    """The key of ``bot`` in the config holding the bot's settings for ``game``."""
+    if is_leduc(game):
+        return "leduc_limit" if game.is_limit else "leduc"
+    if is_hunl(game):
+        return "hunl"
+    raise ValueError(f"the DeepStack bot plays Leduc and heads-up no-limit hold'em, not {game.name}")
+
+
 def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
     """``(config key, path)`` of every model file the DeepStack bot loads for ``game`` with these
     settings (a hold'em network only where a street's leaves use it)."""
     if is_leduc(game):
-        key = "leduc_limit" if game.is_limit else "leduc"
+        key = section_key(game)
         net = getattr(config.bot, key).value_net
         return [(f"bot.{key}.value_net", net)] if net else []
     if not is_hunl(game):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agent.bots.config import ConfigError, load_config
 from agent.bots.deepstack import DeepStackBot
+from agent.bots.settings import section_key
 from agent.bots.start_cache import is_shipped, save_start_cache, start_key
 from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.nets.manifest import ModelError, register_model
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         config = replace(config, device=args.device)
     try:
         DeepStackBot.check(game, config)
-        key = "leduc_limit" if game.is_limit and game.deck_size == 6 else "leduc" if game.deck_size == 6 else "hunl"
+        key = section_key(game)
         section = getattr(config.bot, key)
         out = Path(args.out) if args.out else (Path(section.start_cache) if section.start_cache else None)
         if out is None:

@@ -516,10 +516,14 @@ class Solver:
         """Counterfactual values ``[2, N, H]`` of both players when both play ``strategy``
         (``self.reach`` is left holding their reach under it)."""
         with self._playing(root_reach, strategy):
-            for p in range(2):
-                self.terminal_values(p, zero_others=not self._no_zeroing)
-                self.propagate_values(p)
+            self._values_of_both()
             return self.values.clone()
+
+    def _values_of_both(self) -> None:
+        """Both players' counterfactual values into ``self.values`` under the reach in place."""
+        for p in range(2):
+            self.terminal_values(p, zero_others=not self._no_zeroing)
+            self.propagate_values(p)
 
     def best_response_values(self, root_reach: torch.Tensor, strategy: torch.Tensor, player: int) -> torch.Tensor:
         """Counterfactual values ``[N, H]`` of ``player`` best-responding to ``strategy``."""
@@ -531,9 +535,7 @@ class Solver:
         ``strategy`` and both players' values when both play it, from one evaluation (the
         strategy swapped in and the reach propagated once, not once per quantity)."""
         with self._playing(root_reach, strategy):
-            for p in range(2):
-                self.terminal_values(p, zero_others=not self._no_zeroing)
-                self.propagate_values(p)
+            self._values_of_both()
             values = [self.values[0, 0].clone(), self.values[1, 0].clone()]
             br = [self._best_response_values(p)[0].clone() for p in range(2)]
         return br[0], br[1], values[0], values[1]

@@ -29,7 +29,7 @@
  *
  * Threads: `threads` <= 1 runs in the calling thread.  More splits the rows into chunks that
  * the caller and up to threads - 1 workers of pool.c share, when the work is large enough
- * (PAR_MIN_FLOATS floats per thread); results are identical whatever the thread count (no reduction changes order).
+ * (DS_POOL_MIN_WORK floats per thread, pool.h); results are identical whatever the thread count (no reduction changes order).
  * backward splits only at parent boundaries and only when parent_local is non-decreasing
  * (children of a parent contiguous, parents in order: how agent/lookahead.py lays rows
  * out); otherwise it runs single-threaded, still correct.  If a thread cannot be created,
@@ -72,10 +72,7 @@
 
 enum { CK_OK = -1, CK_BAD_ARGS = -2 };
 
-#define MAX_THREADS 64
-#define PAR_MIN_FLOATS (1 << 16) /* least work (floats written) per thread */
-#define CHUNKS_PER_THREAD 4
-#define MAX_CHUNKS (MAX_THREADS * CHUNKS_PER_THREAD)
+#define MAX_CHUNKS 256
 /* Hands per block in the strategy kernels: a whole row of hold'em (1326 hands, rounded up to
  * whole vectors). Whole rows are read and written in order, which the hardware prefetchers
  * follow; blocks of 256 hands hopping between an action's rows measured 20% slower on a
@@ -85,34 +82,14 @@ enum { CK_OK = -1, CK_BAD_ARGS = -2 };
 /* ------------------------------------------------------------------ threads */
 typedef void (*range_fn)(const void *args, int64_t lo, int64_t hi);
 
-/* How many threads to use for `items` items of `floats_per_item` floats each. */
-static int parts_for(int threads, int64_t items, int64_t floats_per_item) {
-    if (threads <= 1 || items < 2) return 1;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
-    const int64_t fpi = floats_per_item > 0 ? floats_per_item : 1;
-    int64_t by_work = items * fpi / PAR_MIN_FLOATS;
-    if (by_work > items) by_work = items;
-    if (by_work < 1) by_work = 1;
-    return by_work < threads ? (int)by_work : threads;
-}
-
-/* Chunks for `parts` threads: several per thread, so that a thread the machine runs slowly
- * holds up no more than one small chunk (the others take the rest). */
-static int chunks_for(int parts, int64_t items) {
-    if (parts <= 1) return 1;
-    int64_t c = (int64_t)parts * CHUNKS_PER_THREAD;
-    if (c > items) c = items;
-    return (int)c;
-}
-
 static void even_bounds(int64_t n, int parts, int64_t *bounds) {
     for (int i = 0; i <= parts; i++) bounds[i] = n * i / parts;
 }
 
 static void run_even(range_fn fn, const void *args, int64_t n, int64_t floats_per_item, int threads) {
     int64_t bounds[MAX_CHUNKS + 1];
-    const int parts = parts_for(threads, n, floats_per_item);
-    const int chunks = chunks_for(parts, n);
+    const int parts = ds_pool_parts(threads, n, floats_per_item);
+    const int chunks = ds_pool_chunks(parts, n, MAX_CHUNKS);
     even_bounds(n, chunks, bounds);
     ds_pool_run(fn, args, bounds, chunks, parts);
 }
@@ -230,8 +207,8 @@ int64_t ds_cfr_backward(int64_t n, int64_t H, const int64_t *parent_local, const
             break;
         }
     if (assign && !sorted) return CK_BAD_ARGS; /* a parent's children must be one run */
-    const int parts = sorted ? parts_for(threads, n, H) : 1; /* unsorted: parts could share a parent row */
-    const int chunks = chunks_for(parts, n);
+    const int parts = sorted ? ds_pool_parts(threads, n, H) : 1; /* unsorted: parts could share a parent row */
+    const int chunks = ds_pool_chunks(parts, n, MAX_CHUNKS);
     int64_t bounds[MAX_CHUNKS + 1];
     even_bounds(n, chunks, bounds);
     /* move each inner bound forward to the start of a parent's run of children */

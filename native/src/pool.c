@@ -140,3 +140,21 @@ void ds_pool_run(ds_range_fn fn, const void *args, const int64_t *bounds, int ch
     pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&busy);
 }
+
+int ds_pool_parts(int threads, int64_t items, int64_t work_per_item) {
+    if (threads <= 1 || items < 2) return 1;
+    if (threads > POOL_MAX) threads = POOL_MAX;
+    const int64_t w = work_per_item > 0 ? work_per_item : 1;
+    int64_t by_work = items * w / DS_POOL_MIN_WORK;
+    if (by_work > items) by_work = items;
+    if (by_work < 1) by_work = 1;
+    return by_work < threads ? (int)by_work : threads;
+}
+
+int ds_pool_chunks(int parts, int64_t items, int max_chunks) {
+    if (parts <= 1 || items < 1) return 1;
+    int64_t c = (int64_t)parts * DS_POOL_CHUNKS_PER_THREAD;
+    if (c > items) c = items;
+    if (c > max_chunks) c = max_chunks;
+    return (int)c;
+}

@@ -682,9 +682,6 @@ static void rows_range(const void *vargs, int64_t lo, int64_t hi) {
 #endif
 }
 
-/* Least work (hands times rows) worth a thread, and chunks per thread (see cfr_kernels.c). */
-#define ROWS_PAR_MIN (1 << 16)
-#define ROWS_CHUNKS_PER_THREAD 4
 #define ROWS_MAX_CHUNKS 256
 
 static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const int32_t *row_board,
@@ -728,13 +725,8 @@ static int64_t run_rows(int H, int B, const uint32_t *tables, int64_t R, const i
     }
     const RowsJob job = {H, stride, tables, groups, perm, reach, mult, scale, in_rows, mult_rows, out_rows,
                          out, stream, one, lanes};
-    int parts = threads < 1 ? 1 : threads;
-    const int64_t by_work = R * (int64_t)H / ROWS_PAR_MIN;
-    if (by_work < parts) parts = by_work < 1 ? 1 : (int)by_work;
-    int64_t chunks = parts > 1 ? (int64_t)parts * ROWS_CHUNKS_PER_THREAD : 1;
-    if (chunks > n_groups) chunks = n_groups;
-    if (chunks > ROWS_MAX_CHUNKS) chunks = ROWS_MAX_CHUNKS;
-    if (chunks < 1) chunks = 1;
+    const int parts = ds_pool_parts(threads, n_groups, (R / (n_groups > 0 ? n_groups : 1)) * (int64_t)H);
+    const int64_t chunks = ds_pool_chunks(parts, n_groups, ROWS_MAX_CHUNKS);
     int64_t bounds[ROWS_MAX_CHUNKS + 1];
     for (int64_t c = 0; c <= chunks; c++) bounds[c] = n_groups * c / chunks;
     ds_pool_run(rows_range, &job, bounds, (int)chunks, parts);
