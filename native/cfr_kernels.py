@@ -43,10 +43,10 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the build
     raise ImportError("native._native is not built; run `python native/build_ffi.py` (or pip install -e .)") from exc
 
-if not hasattr(lib, "ds_cfr_forward"):  # pragma: no cover - stale extension
-    raise ImportError("native._native predates the CFR kernels; rebuild it with `python native/build_ffi.py`")
+if not hasattr(lib, "ds_cfr_program"):  # pragma: no cover - stale extension
+    raise ImportError("native._native predates the CFR kernels it needs; rebuild it with `python native/build_ffi.py`")
 
-__all__ = ["forward", "backward", "regrets", "strategy", "average", "add_rows", "SolverKernels"]
+__all__ = ["forward", "backward", "regrets", "strategy", "average", "add_rows", "SolverKernels", "IterationProgram"]
 
 _OK = -1
 _BAD_ARGS = -2
@@ -431,7 +431,7 @@ class SolverKernels:
     ``solver.values_sum[player]`` (but not ``solver.weight_sum``: the caller's bookkeeping).
     """
 
-    _BUFFERS = ("reach", "values", "table", "regrets", "strategy_sum", "values_sum", "root_reach", "valid")
+    _BUFFERS = ("reach", "values", "table", "regrets", "strategy_sum", "values_sum", "root_reach", "valid", "reach_sum")
 
     def __init__(self, solver: Any, threads: int = 1) -> None:
         la = solver.la
@@ -552,6 +552,7 @@ class SolverKernels:
         self._vsum_p = [_fp(solver.values_sum[p]) for p in range(2)]
         self._track_p = ffi.NULL if self._track_identity else _ip(track)
         self._T = T
+        self._br_plans: dict[int, list] = {}
         self.assigns_parents = _parents_assignable(la)
         if self.assigns_parents:
             for p in range(2):
@@ -769,6 +770,209 @@ class SolverKernels:
             self.threads,
         )
         self._ok(code, "update_averages")
+
+    def add_reach(self, player: int, row: int, w: float) -> None:
+        """``solver.reach_sum[player] += w * solver.reach[player, row]`` (the reach the average
+        values go with), by the kernel the iteration program uses: the same bits either way."""
+        self._check()
+        if w <= 0 or self.H == 0:
+            return
+        if not 0 <= row < self.N:
+            raise ValueError(f"row {row} out of range 0..{self.N - 1}")
+        code = lib.ds_cfr_add_rows(
+            1, self.H, ffi.NULL, self._reach_p[player] + row * self.H, 1, float(w), _fp(self.solver.reach_sum[player]), 1
+        )
+        self._ok(code, "add_reach")
+
+    # ------------------------------------------------------------------ best response
+    def _best_response_plan(self, player: int) -> list[tuple[int, Any, Any, Any] | None]:
+        """Per backward depth, ``player``'s decisions there: (count, rows, children, valid)
+        pointers into contiguous copies kept alive here; built once per player."""
+        plan = self._br_plans.get(player)
+        if plan is not None:
+            return plan
+        la = self.solver.la
+        sl = la.dec_slices[player]
+        rows_all, children_all = la.dec_rows[sl].cpu(), la.dec_children[sl].cpu()
+        valid_all = la.dec_valid[sl].cpu().to(torch.float32)
+        plan = []
+        for d in range(len(la.transitions)):
+            depth = la.depth_slices[d]
+            at = (rows_all >= depth.start) & (rows_all < depth.stop)
+            if not bool(at.any()):
+                plan.append(None)
+                continue
+            rows, children, valid = (self._hold(x[at].contiguous()) for x in (rows_all, children_all, valid_all))
+            plan.append((len(rows), _ip(rows), _ip(children), _fp(valid)))
+        self._br_plans[player] = plan
+        return plan
+
+    def _hold(self, x: torch.Tensor) -> torch.Tensor:
+        self._keep.append(x)
+        return x
+
+    def propagate_best_response(self, player: int) -> None:
+        """``values[player]`` up the tree as :meth:`propagate_values`, except that at the player's
+        own decisions each hand takes its best valid action's value (a best response to the
+        opponent's strategy in the table). Terminal values in place, other rows zero."""
+        self._check()
+        if self.H == 0:
+            return
+        plan = self._best_response_plan(player)
+        values = self._values_p[player]
+        for d in range(len(self._backward[player]) - 1, -1, -1):
+            args = self._backward[player][d]
+            if args[0]:
+                self._ok(lib.ds_cfr_backward(*args), "propagate_best_response")
+            if plan[d] is not None:
+                m, rows, children, valid = plan[d]
+                self._ok(lib.ds_cfr_max_rows(m, self.A, self.H, rows, children, valid, values, self.N), "max_rows")
+
+    # ------------------------------------------------------------------ program
+    def iteration_program(self, terminal_rows: Sequence[Sequence[Any]], reach_row: int) -> IterationProgram:
+        """One alternating iteration, ``for p in (0, 1)``: the opponent's reach down the tree,
+        p's terminal values (``terminal_rows[p]``: the solver's bound
+        :class:`native.showdown.IndexedTerminalRows`) and values up the tree, the averages
+        (``reach_sum``, strategy and value sums) and p's regrets and strategy: the calls
+        :class:`agent.solver.cfr.Solver` makes. What the solver does in Python between them
+        goes at the marks (:meth:`IterationProgram.segments`): ``("leaves", p)`` after p's
+        terminal values (depth-limit leaf values), ``("gadget", p)`` after p's values (a
+        re-solving gadget's update), ``("averages", p)`` after p's sums (a leaf function's own
+        averages)."""
+        s = self.solver
+        H, N, R = self.H, self.N, self.R
+        prog = IterationProgram(self.threads)
+        row_index = prog.hold(torch.tensor([reach_row], dtype=torch.int64))
+        if not 0 <= reach_row < N:
+            raise ValueError(f"reach_row {reach_row} out of range 0..{N - 1}")
+        for p in (0, 1):
+            o = 1 - p
+            prog.add("copy root reach", lib.DS_OP_COPY, (R * H,), (_fp(s.root_reach[o]), self._reach_p[o]))
+            for n, _, pl, src, parent, P, table, T, out, _ in self._forward[o]:
+                if n:
+                    prog.add("propagate_reach", lib.DS_OP_FORWARD, (n, H, P, T), (pl, src, parent, table, out))
+            if not self.assigns_parents:
+                prog.add("zero values", lib.DS_OP_ZERO, (N * H,), (ffi.NULL, self._values_p[p]))
+            opp, out = s.reach[o].numpy(), s.values[p].numpy()
+            for fn in terminal_rows[p]:
+                ints, ptrs = fn.program_op(opp, out)
+                prog.add("terminal_values", lib.DS_OP_TERMINAL, ints, ptrs, keep=(fn, ptrs))
+            prog.mark(("leaves", p))
+            for n, _, pl, src, weight, child, table, T, dst, P, assign, _ in reversed(self._backward[p]):
+                if n:
+                    prog.add("propagate_values", lib.DS_OP_BACKWARD, (n, H, T, P, assign), (pl, src, weight, child, table, dst))
+            prog.mark(("gadget", p))
+            prog.add("reach_sum", lib.DS_OP_ADD_ROWS, (1, H, N), (_ip(row_index), self._reach_p[o], _fp(s.reach_sum[o])))
+            m0, m = self._dec[p]
+            A = self.A
+            if m and self._sums_strategy:
+                prog.add(
+                    "update_averages",
+                    lib.DS_OP_AVERAGE,
+                    (m, A, H, N),
+                    (self._rows_p + m0, self._strategy_p + m0 * A * H, self._reach_p[p], self._sum_p + m0 * A * H),
+                )
+            prog.add(
+                "update_averages",
+                lib.DS_OP_ADD_ROWS,
+                (len(self._track), H, N),
+                (self._track_p, self._values_p[p], self._vsum_p[p]),
+            )
+            prog.mark(("averages", p))
+            if m:
+                prog.add(
+                    "update_regrets_strategy",
+                    lib.DS_OP_REGRETS_STRATEGY,
+                    (m, A, H, N, int(bool(s.variant.floors_regrets))),
+                    (
+                        self._rows_p + m0,
+                        self._children_p + m0 * A,
+                        self._valid_p + m0 * A,
+                        self._values_p[p],
+                        self._regrets_p + m0 * A * H,
+                        self._strategy_p + m0 * A * H,
+                    ),
+                )
+        prog.keep(self)  # the kernels hold the solver's tensors the pointers are into
+        return prog
+
+
+class IterationProgram:
+    """A list of kernel calls replayed by one C call (``ds_cfr_program``, native/src/cfr_program.c).
+
+    Built by :meth:`SolverKernels.iteration_program`; :meth:`run` takes the iteration's
+    averaging weight and regret discounts. The pointers are fixed when the ops are added:
+    the program holds whatever they point into."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = _threads(threads)
+        self._ops: list[tuple[int, tuple[int, ...], tuple[Any, ...]]] = []
+        self._names: list[str] = []
+        self._keep: list[Any] = []
+        self._array: Any = None
+        self._failed = ffi.new("int64_t *")
+        self._marks: dict[Any, int] = {}
+
+    def hold(self, x: Any) -> Any:
+        self._keep.append(x)
+        return x
+
+    def keep(self, x: Any) -> None:
+        self._keep.append(x)
+
+    def add(self, name: str, op: int, ints: Sequence[int], ptrs: Sequence[Any], keep: Any = None) -> None:
+        if len(ints) > 6 or len(ptrs) > 8:
+            raise ValueError(f"{name}: an op has at most 6 integers and 8 pointers")
+        self._ops.append((op, tuple(int(i) for i in ints), tuple(ptrs)))
+        self._names.append(name)
+        if keep is not None:
+            self._keep.append(keep)
+        self._array = None
+
+    def mark(self, key: Any) -> None:
+        """Name the point after the ops added so far (see :meth:`segments`)."""
+        self._marks[key] = len(self._ops)
+
+    def segments(self, hooks: dict[Any, Callable[[float], None]]) -> list[tuple[int, int, Callable[[float], None] | None]]:
+        """The program cut at the marks that have hooks: ``(first op, end, hook or None)`` in
+        order, for :meth:`run` over each range followed by its hook."""
+        cuts = sorted((self._marks[key], i, hook) for i, (key, hook) in enumerate(hooks.items()))
+        out: list[tuple[int, int, Callable[[float], None] | None]] = []
+        lo = 0
+        for at, _, hook in cuts:
+            out.append((lo, at, hook))
+            lo = at
+        out.append((lo, len(self._ops), None))
+        return out
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def _built(self) -> Any:
+        if self._array is None:
+            arr = ffi.new("ds_op[]", max(1, len(self._ops)))
+            for i, (op, ints, ptrs) in enumerate(self._ops):
+                arr[i].op = op
+                for k, v in enumerate(ints):
+                    arr[i].n[k] = v
+                for k, v in enumerate(ptrs):
+                    arr[i].p[k] = ffi.cast("void *", v)
+            self._array = arr
+        return self._array
+
+    def run(self, w: float = 0.0, pos: float = 1.0, neg: float = 1.0, lo: int = 0, hi: int | None = None) -> None:
+        """Ops ``lo`` to ``hi`` (default: all) once, in order (AVERAGE and ADD_ROWS with weight
+        ``w``, skipped when it is not positive; REGRETS_STRATEGY discounting by ``pos`` / ``neg``)."""
+        hi = len(self._ops) if hi is None else hi
+        if not 0 <= lo <= hi <= len(self._ops):
+            raise ValueError(f"ops {lo}..{hi} out of range 0..{len(self._ops)}")
+        if lo == hi:
+            return
+        code = lib.ds_cfr_program(self._built() + lo, hi - lo, float(w), float(pos), float(neg), self.threads, self._failed)
+        if code != _OK:
+            i = lo + int(self._failed[0])
+            what = self._names[i] if 0 <= i < len(self._names) else "program"
+            raise ValueError(f"{what} (op {i}): C kernel returned {code} (index out of range or bad sizes)")
 
 
 def _decisions_by_depth(la: Any, dec: list[tuple[int, int]]) -> list[list[tuple[int, int]]] | None:

@@ -478,7 +478,43 @@ class IndexedTerminalRows:
         self._scale = None if scale is None else _scales(scale, R)
         self._keep = (self._rb, self._in, self._out, self._mult)
 
-    def __call__(self, reach: np.ndarray, out: np.ndarray, mult: np.ndarray | None = None) -> None:
+    def program_op(self, reach: np.ndarray, out: np.ndarray) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+        """The integer arguments and pointers of this call on ``reach`` and ``out`` as a
+        ``DS_OP_TERMINAL`` op of ``ds_cfr_program`` (native/src/native.h): the arrays checked
+        now, once, for a program that replays the call every iteration (without ``mult``).
+        The caller keeps ``reach``, ``out`` and this object alive while the op is in use."""
+        if self._mult is not None:
+            raise ValueError("rows bound with mult_rows cannot be a program op")
+        self._check_arrays(reach, out, None)
+        ints = (self.fold, self.kernel.size, self.kernel.num_boards, self.R, reach.shape[0], out.shape[0])
+        ptrs = (
+            self.kernel._packed_ptr,
+            ffi.from_buffer("int32_t[]", self._rb),
+            ffi.from_buffer("float[]", reach),
+            ffi.from_buffer("int64_t[]", self._in),
+            ffi.NULL if self._scale is None else self._scale,
+            ffi.from_buffer("float[]", out),
+            ffi.from_buffer("int64_t[]", self._out),
+        )
+        return ints, ptrs
+
+    def raise_code(self, rc: int, n_reach: int, n_out: int, n_mult: int = 0) -> None:
+        """The error of the kernel's return code ``rc`` (nothing for -1, done)."""
+        if rc == -1:
+            return
+        if 0 <= rc < self.R:
+            raise ValueError(f"row {rc}: board index out of range")
+        if self.R <= rc < 2 * self.R:
+            raise ValueError(f"row {rc - self.R}: reach row {int(self._in[rc - self.R])} out of range 0..{n_reach - 1}")
+        if 2 * self.R <= rc < 3 * self.R:
+            i = rc - 2 * self.R
+            raise ValueError(f"row {i}: output row {int(self._out[i])} out of range 0..{n_out - 1}")
+        if self._mult is not None and 3 * self.R <= rc < 4 * self.R:
+            i = rc - 3 * self.R
+            raise ValueError(f"row {i}: mult row {int(self._mult[i])} out of range 0..{n_mult - 1}")
+        raise _c_error(rc, "terminal kernel")
+
+    def _check_arrays(self, reach: np.ndarray, out: np.ndarray, mult: np.ndarray | None) -> None:
         H = self.kernel.size
         if (mult is None) != (self._mult is None):
             raise ValueError("mult must be given exactly when the rows were bound with mult_rows")
@@ -490,6 +526,10 @@ class IndexedTerminalRows:
             raise ValueError("out must not overlap the reach or mult array")
         if not out.flags.writeable:
             raise ValueError("out must be writeable")
+
+    def __call__(self, reach: np.ndarray, out: np.ndarray, mult: np.ndarray | None = None) -> None:
+        self._check_arrays(reach, out, mult)
+        H = self.kernel.size
         rc = lib.ds_terminal_rows_product(
             self.fold,
             H,
@@ -510,19 +550,7 @@ class IndexedTerminalRows:
             self.threads,
         )
         if rc != -1:
-            if 0 <= rc < self.R:
-                raise ValueError(f"row {rc}: board index out of range")
-            if self.R <= rc < 2 * self.R:
-                raise ValueError(
-                    f"row {rc - self.R}: reach row {int(self._in[rc - self.R])} out of range 0..{reach.shape[0] - 1}"
-                )
-            if 2 * self.R <= rc < 3 * self.R:
-                i = rc - 2 * self.R
-                raise ValueError(f"row {i}: output row {int(self._out[i])} out of range 0..{out.shape[0] - 1}")
-            if mult is not None and 3 * self.R <= rc < 4 * self.R:
-                i = rc - 3 * self.R
-                raise ValueError(f"row {i}: mult row {int(self._mult[i])} out of range 0..{mult.shape[0] - 1}")
-            raise _c_error(rc, "terminal kernel")
+            self.raise_code(rc, reach.shape[0], out.shape[0], 0 if mult is None else mult.shape[0])
 
 
 def _next_cards(board: tuple[int, ...], deck: Sequence[int]) -> list[int]:

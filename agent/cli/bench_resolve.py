@@ -4,8 +4,9 @@ The decision points are those of a fixed, seeded match on loopback through our d
 (the bot against ``random``, which reaches every street, facing both small and all-in
 bets), so every run times the same decisions on the current device. Rows
 ``resolve.preflop|flop|turn|river``: ``value`` = mean seconds per decision, ``p95_s``, the
-number of decisions, the match's corrected actions and failed decisions of the bot, and
-DeepStack's GTX 1080 times next to them.
+number of decisions, the iterations the re-solves reached and the solver's iterations per
+second, the match's corrected actions and failed decisions of the bot, and DeepStack's GTX
+1080 times next to them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 
 from agent.bots.config import ConfigError, load_config
 from agent.cli.common import HelpFormatter, example
-from agent.evaluation.match import check_log_dir, decision_think_times, run_match
+from agent.evaluation.match import check_log_dir, decision_solver_rates, decision_think_times, run_match
 from agent.solver.resolve import pick_device
 from protocol.gamedef import load_game
 from protocol.logs import configure_logging
@@ -81,6 +82,7 @@ def main(argv: list[str]) -> int:
             print("deepstack bench resolve: error: the match did not finish (see the dealer log)", file=sys.stderr)
             return 1
         times = decision_think_times(log_dir / "bots.jsonl", STREETS)
+        rates = decision_solver_rates(log_dir / "bots.jsonl", STREETS)
         failed = (log_dir / "bots.jsonl").read_text().count('"decision_failed"')
         corrections = report.corrections(0)
     device = pick_device(config.device).type
@@ -97,6 +99,11 @@ def main(argv: list[str]) -> int:
             "threads": torch.get_num_threads(),
             "p95_s": float(f"{np.percentile(t, 95):.6g}"),
             "decisions": int(len(t)),
+            # the re-solved decisions (not cached): iterations reached, and the solver's speed
+            "iterations_mean": float(f"{np.mean(rates[street][0]):.4g}") if rates[street][0] else None,
+            "iterations_per_s": float(f"{sum(rates[street][0]) / sum(rates[street][1]):.4g}")
+            if sum(rates[street][1]) > 0
+            else None,
             "hands": 2 * args.hands,
             "seed": args.seed,
             "deepstack_gtx1080_s": DEEPSTACK_S[street],

@@ -357,6 +357,24 @@ def run_match(
     return report
 
 
+def decision_solver_rates(decisions_log: Path, streets: Sequence[str]) -> dict[str, tuple[list[int], list[float]]]:
+    """Per street, the iterations and solve seconds of each re-solved decision (cached answers
+    left out) from a ``bots.jsonl``: how many iterations the solver reaches, and how fast."""
+    out: dict[str, tuple[list[int], list[float]]] = {s: ([], []) for s in streets}
+    for line in decisions_log.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") != "decision" or event.get("cached") or not 0 <= int(event.get("street", -1)) < len(streets):
+            continue
+        if "iterations" in event and "solve_ms" in event:
+            its, secs = out[streets[int(event["street"])]]
+            its.append(int(event["iterations"]))
+            secs.append(float(event["solve_ms"]) / 1000.0)
+    return out
+
+
 def decision_think_times(decisions_log: Path, streets: Sequence[str]) -> dict[str, list[float]]:
     """Seconds per decision by street (``streets[round]``) from the bots' JSON-lines log
     (``bots.jsonl`` of a match folder); cached answers included, other lines skipped."""

@@ -13,13 +13,14 @@ floored/discounted and how iterations are weighted in the averages (:class:`Vari
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import torch
@@ -221,6 +222,10 @@ class Solver:
         self.iterations_done = 0
         self._kernels = _bind_native_kernels(self) if native is not False else None
         self._br_plans: dict[int, list] = {}
+        self._program: Any = None
+        #: alternating iterations replayed as one C call each where they can be (False: the
+        #: phases called one by one; the same results, for tests)
+        self.replays_iterations = True
         if native and self._kernels is None:
             raise ValueError("native CFR kernels need a float32 lookahead on the CPU and the built native extension")
         self._terminal_rows = _bind_terminal_rows(la) if self._kernels is not None else None
@@ -324,13 +329,14 @@ class Solver:
         if w <= 0:
             return
         # the opponent's reach that this player's values were just computed with
-        self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
         if self._kernels is not None:
+            self._kernels.add_reach(1 - player, self.reach_row, w)
             self._kernels.update_averages(player, w, strategy=self.tracks_strategy)
             self._track_leaves(player, w)
             if player == 1:
                 self.weight_sum += w
             return
+        self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
         la = self.la
         sl = la.dec_slices[player]
         if self.tracks_strategy:
@@ -377,11 +383,22 @@ class Solver:
             and self._kernels.interleaves_regrets
             and self._terminal_by_depth is not None
         )
+        steps = self._program_steps(gadget) if self.variant.alternating and not interleave else None
         checked = self._kernels.checked_once() if self._kernels is not None else contextlib.nullcontext()
         with _gc_paused(), torch_serial(self.la.device), checked:
             for i in range(1, iterations + 1):
                 t = t0 + i
-                if interleave:
+                if steps is not None:
+                    program, segments = steps
+                    w = self.variant.average_weight(t)
+                    pos, neg = self.variant.discount(t)
+                    for lo, hi, hook in segments:
+                        program.run(w, pos, neg, lo, hi)
+                        if hook is not None:
+                            hook(w)
+                    if w > 0:
+                        self.weight_sum += w
+                elif interleave:
                     for p in (0, 1):
                         self._reach_and_terminal_values(p)
                         self._values_and_learn(t, p, gadget)
@@ -413,6 +430,37 @@ class Solver:
             root_reach=self.root_reach.clone(),
             average_reach=self.reach_sum / self.weight_sum if self.weight_sum > 0 else self.reach[:, self.reach_row].clone(),
         )
+
+    def _program_steps(self, gadget: Gadget | None) -> tuple[Any, list] | None:
+        """An alternating iteration replayed by the C kernels in as few calls as the Python
+        work between them allows (:class:`native.cfr_kernels.IterationProgram`): one call
+        without depth-limit leaves or a gadget; the leaf values, the gadget's update and the
+        leaf function's averages at their points otherwise. The same results as the phases
+        called one by one. None where the phases are not all C kernels. The program is built
+        once per solver."""
+        if not self.replays_iterations or self._kernels is None or self._terminal_rows is None or self.la.num_hands == 0:
+            return None
+        if self._program is None:
+            self._program = self._kernels.iteration_program(self._terminal_rows, self.reach_row)
+        hooks: dict[Any, Callable[[float], None]] = {}
+        for p in (0, 1):
+            if self._has_leaves:
+                hooks[("leaves", p)] = functools.partial(self._leaf_hook, p)
+            if gadget is not None and p == gadget.player:
+                hooks[("gadget", p)] = functools.partial(self._gadget_hook, p, gadget)
+            if self._leaf_tracker is not None:
+                hooks[("averages", p)] = functools.partial(self._track_hook, p)
+        return self._program, self._program.segments(hooks)
+
+    def _leaf_hook(self, player: int, w: float) -> None:
+        self._leaf_values(player)
+
+    def _gadget_hook(self, player: int, gadget: Gadget, w: float) -> None:
+        self._gadget_step(player, gadget)
+
+    def _track_hook(self, player: int, w: float) -> None:
+        if w > 0:
+            self._track_leaves(player, w)
 
     def _learn(self, t: int, player: int, strategy: bool = True) -> None:
         """Regrets and averages of ``player`` after its values, and (``strategy``) its new
@@ -459,7 +507,7 @@ class Solver:
             self._kernels.update_averages(player, w, strategy=True, values=False)
         self._kernels.propagate_values_and_learn(player, self.variant.floors_regrets, *self.variant.discount(t))
         if w > 0:
-            self.reach_sum[1 - player].add_(self.reach[1 - player, self.reach_row], alpha=w)
+            self._kernels.add_reach(1 - player, self.reach_row, w)
             self._kernels.update_averages(player, w, strategy=False)
             self._track_leaves(player, w)
             if player == 1:
@@ -560,6 +608,9 @@ class Solver:
         la = self.la
         self.terminal_values(player)
         values = self.values[player]
+        if self._kernels is not None:
+            self._kernels.propagate_best_response(player)
+            return values
         plan = self._best_response_plan(player)
         for d in range(len(la.transitions) - 1, -1, -1):
             values.index_add_(0, la.transitions[d].parent, self._contribution(player, d))

@@ -516,3 +516,41 @@ int64_t ds_cfr_add_rows(int64_t n, int64_t H, const int64_t *rows, const float *
     run_even(add_rows_range, &args, n, H, threads);
     return CK_OK;
 }
+
+/* ------------------------------------------------------------------ max_rows */
+/* a best response's value at its decisions: the best valid child, hand by hand */
+CK_CLONES static void max_row(float *restrict d, const float *const *children, int64_t k, int64_t H) {
+    memcpy(d, children[0], (size_t)H * sizeof *d);
+    for (int64_t a = 1; a < k; a++) {
+        const float *restrict c = children[a];
+        for (int64_t h = 0; h < H; h++) d[h] = c[h] > d[h] ? c[h] : d[h];
+    }
+}
+
+int64_t ds_cfr_max_rows(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows, const int64_t *dec_children,
+                        const float *valid, float *values, int64_t n_rows) {
+    if (M < 0 || A < 1 || A > 64 || H < 1 || n_rows < 0) return CK_BAD_ARGS;
+    if (M == 0) return CK_OK;
+    if (!dec_rows || !dec_children || !valid || !values) return CK_BAD_ARGS;
+    int64_t bad = first_bad_index(dec_rows, M, n_rows);
+    if (bad >= 0) return bad;
+    bad = first_bad_index(dec_children, M * A, n_rows);
+    if (bad >= 0) return M + bad;
+    const float *children[64];
+    for (int64_t m = 0; m < M; m++) {
+        float *d = values + dec_rows[m] * H;
+        int64_t k = 0;
+        for (int64_t a = 0; a < A; a++)
+            if (valid[m * A + a] != 0.0f) {
+                const float *c = values + dec_children[m * A + a] * H;
+                if (c == d) return CK_BAD_ARGS; /* a decision's row among its own children */
+                children[k++] = c;
+            }
+        if (k == 0) {
+            for (int64_t h = 0; h < H; h++) d[h] = -__builtin_inff();
+            continue;
+        }
+        max_row(d, children, k, H);
+    }
+    return CK_OK;
+}

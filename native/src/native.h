@@ -146,6 +146,32 @@ int64_t ds_cfr_average(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows,
 int64_t ds_cfr_add_rows(int64_t n, int64_t H, const int64_t *rows, const float *src, int64_t n_src, float w,
                         float *dst, int threads);
 /* dst[i] += w * src[rows[i]] (rows NULL: src[i], needs n <= n_src) */
+int64_t ds_cfr_max_rows(int64_t M, int64_t A, int64_t H, const int64_t *dec_rows, const int64_t *dec_children,
+                        const float *valid, float *values, int64_t n_rows);
+/* best response at decisions: values[rows[m]] = max over a with valid[m, a] != 0 of
+ * values[children[m, a]] (-inf if none); bad index position as ds_cfr_regrets */
+/* One CFR iteration's kernel calls replayed in C (cfr_program.c): op codes, and per op its
+ * integer arguments n[] and pointers p[] in the order of the kernel's parameters (see run_op).
+ * AVERAGE and ADD_ROWS take the weight w and do nothing when w <= 0; REGRETS_STRATEGY takes
+ * pos and neg. Returns -1, or the first failing op's code (its index in *failed_op). */
+enum {
+    DS_OP_COPY = 1,
+    DS_OP_ZERO = 2,
+    DS_OP_FORWARD = 3,
+    DS_OP_BACKWARD = 4,
+    DS_OP_TERMINAL = 5,
+    DS_OP_AVERAGE = 6,
+    DS_OP_ADD_ROWS = 7,
+    DS_OP_REGRETS_STRATEGY = 8,
+    DS_OP_MAX_ROWS = 9
+};
+typedef struct {
+    int32_t op;
+    int64_t n[6];
+    const void *p[8];
+} ds_op;
+int64_t ds_cfr_program(const ds_op *ops, int64_t n_ops, float w, float pos, float neg, int threads,
+                       int64_t *failed_op);
 /* CDEF END */
 
 #endif

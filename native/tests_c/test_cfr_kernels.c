@@ -205,12 +205,61 @@ static void check_decisions(int64_t H, int threads) {
     free(values), free(regrets), free(reg_ref), free(strategy), free(ssum), free(reach), free(dst);
 }
 
+static void check_max_rows_and_program(int64_t H, int threads) {
+    /* rows 0 and 1 are decisions over rows 2..5; row 1 has action 1 invalid */
+    const int64_t M = 2, A = 2, N = 6;
+    float *values = fill(N * H);
+    const int64_t rows[] = {0, 1}, children[] = {2, 3, 4, 5};
+    const float valid[] = {1.0f, 1.0f, 1.0f, 0.0f};
+    CHECK(ds_cfr_max_rows(M, A, H, rows, children, valid, values, N) == -1, "max_rows rc");
+    for (int64_t h = 0; h < H; h++) {
+        const float a = values[2 * H + h], b = values[3 * H + h];
+        CHECK(values[h] == (a > b ? a : b), "max_rows row 0 h=%lld", (long long)h);
+        CHECK(values[H + h] == values[4 * H + h], "max_rows row 1 (one valid action) h=%lld", (long long)h);
+    }
+    const int64_t bad_children[] = {2, 3, 4, 9};
+    CHECK(ds_cfr_max_rows(M, A, H, rows, bad_children, valid, values, N) == M + 3, "max_rows bad child");
+    const int64_t self_child[] = {0, 3, 4, 5};
+    CHECK(ds_cfr_max_rows(M, A, H, rows, self_child, valid, values, N) == -2, "max_rows row among its children");
+
+    /* a program: copy a row, then a forward step, then a weighted add (skipped at w <= 0) */
+    float *parent = fill(2 * H), *table = fill(2 * H), *out = fill(2 * H), *sum = calloc((size_t)(2 * H), sizeof(float));
+    const int64_t pl[] = {0, 0}, src[] = {1, 0};
+    ds_op ops[3];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = DS_OP_COPY;
+    ops[0].n[0] = H;
+    ops[0].p[0] = parent + H;
+    ops[0].p[1] = parent;
+    ops[1].op = DS_OP_FORWARD;
+    ops[1].n[0] = 2, ops[1].n[1] = H, ops[1].n[2] = 2, ops[1].n[3] = 2;
+    ops[1].p[0] = pl, ops[1].p[1] = src, ops[1].p[2] = parent, ops[1].p[3] = table, ops[1].p[4] = out;
+    ops[2].op = DS_OP_ADD_ROWS;
+    ops[2].n[0] = 2, ops[2].n[1] = H, ops[2].n[2] = 2;
+    ops[2].p[0] = NULL, ops[2].p[1] = out, ops[2].p[2] = sum;
+    int64_t failed = 7;
+    CHECK(ds_cfr_program(ops, 3, 0.0f, 1.0f, 1.0f, threads, &failed) == -1 && failed == -1, "program rc");
+    for (int64_t h = 0; h < H; h++) {
+        CHECK(parent[h] == parent[H + h], "program copy h=%lld", (long long)h);
+        CHECK(out[h] == parent[h] * table[H + h] && out[H + h] == parent[h] * table[h], "program forward");
+        CHECK(sum[h] == 0.0f, "program add at w = 0");
+    }
+    CHECK(ds_cfr_program(ops, 3, 2.0f, 1.0f, 1.0f, threads, &failed) == -1, "program rc 2");
+    CHECK(sum[H] == 2.0f * out[H], "program add at w = 2");
+    ops[1].p[1] = bad_children; /* src index 3 of a 2-row table */
+    CHECK(ds_cfr_program(ops, 3, 1.0f, 1.0f, 1.0f, threads, &failed) == 2 + 0 && failed == 1, "program bad op");
+    ops[1].op = 99;
+    CHECK(ds_cfr_program(ops, 3, 1.0f, 1.0f, 1.0f, threads, &failed) == -2 && failed == 1, "program unknown op");
+    free(values), free(parent), free(table), free(out), free(sum);
+}
+
 int main(void) {
     const int64_t sizes[] = {1, 6, 1326, 3000};
     for (int s = 0; s < 4; s++)
         for (int threads = 1; threads <= 3; threads += 2) {
             check_forward_backward(sizes[s], threads);
             check_decisions(sizes[s], threads);
+            check_max_rows_and_program(sizes[s], threads);
         }
     if (failures) {
         printf("%d checks failed\n", failures);

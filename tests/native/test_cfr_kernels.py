@@ -201,3 +201,105 @@ def test_solver_results_do_not_depend_on_the_kernel_threads() -> None:
         torch.set_num_threads(before)
     (s1, v1), (s3, v3) = results
     assert torch.equal(s1, s3) and torch.equal(v1, v3)
+
+
+@pytest.mark.parametrize(("board", "algorithm"), [("QsJh2h8d3c", "dcfr"), ("QsJh2h8d", "cfr+"), ("QsJh2h8d", "hybrid")])
+def test_iteration_program_equals_the_phases_called_one_by_one(hunl: Game, board: str, algorithm: str) -> None:
+    """An alternating iteration replayed as one C call (ds_cfr_program) writes what the phases
+    called from Python write, bit for bit, including the reach and value sums and the weights."""
+    a, reach = _solver(hunl, board, True, algorithm, alternating=True)
+    b, _ = _solver(hunl, board, True, algorithm, alternating=True)
+    b.replays_iterations = False
+    ra, rb = a.solve(reach, 5), b.solve(reach, 5)
+    assert a._program is not None and len(a._program) > 10 and b._program is None
+    ra, rb = a.solve(reach, 4), b.solve(reach, 4)  # a second call goes on from the first
+    for name in ("regrets", "strategy_sum", "values", "table", "values_sum", "reach_sum", "reach"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+    assert a.weight_sum == b.weight_sum > 0 and a.iterations_done == b.iterations_done == 9
+    assert torch.equal(ra.average_values, rb.average_values)
+    assert torch.equal(ra.average_strategy, rb.average_strategy)
+
+
+def test_iteration_program_reports_the_failing_op() -> None:
+    """A bad index in a replayed op is found by its kernel before anything is written: a
+    ValueError naming the op, not a crash."""
+    H = 4
+    parent, table, out = torch.ones(2, H), torch.ones(3, H), torch.zeros(2, H)
+    pl, src = torch.tensor([0, 5]), torch.tensor([0, 1])  # parent row 5 of 2
+    prog = cfr_kernels.IterationProgram(threads=1)
+    prog.add("copy", cfr_kernels.lib.DS_OP_COPY, (H,), (cfr_kernels._fp(parent), cfr_kernels._fp(out)))
+    prog.add(
+        "forward",
+        cfr_kernels.lib.DS_OP_FORWARD,
+        (2, H, 2, 3),
+        tuple(map(cfr_kernels._ip, (pl, src))) + (cfr_kernels._fp(parent), cfr_kernels._fp(table), cfr_kernels._fp(out)),
+    )
+    with pytest.raises(ValueError, match=r"forward \(op 1\)"):
+        prog.run()
+    assert torch.equal(out[0], parent[0]) and not out[1].any()  # the copy ran, the forward wrote nothing
+
+
+@pytest.mark.parametrize("board", ["QsJh2h8d3c", "QsJh2h8d"])
+def test_native_best_response_matches_torch(hunl: Game, board: str) -> None:
+    """Best responses with the C max kernel (ds_cfr_max_rows) against the torch path, on the
+    average strategy of a few iterations: the same exploitability."""
+    a, reach = _solver(hunl, board, True, "dcfr")
+    b, _ = _solver(hunl, board, False, "dcfr")
+    a.solve(reach, 6)
+    b.solve(reach, 6)
+    strategy = b.average_strategy()
+    ea, eb = cfr.exploitability(a, reach, strategy), cfr.exploitability(b, reach, strategy)
+    for key in ("br0", "br1", "value0", "value1", "exploitability"):
+        assert ea[key] == pytest.approx(eb[key], rel=1e-4, abs=1e-4), key
+    for p in range(2):
+        x, y = a.best_response_values(reach, strategy, p), b.best_response_values(reach, strategy, p)
+        assert float((x - y).abs().max()) <= 1e-4 * (1 + float(y.abs().max()))
+
+
+class _RecordingLeaves:
+    """Check-down leaf values that also keep averages (``track_average``), recording the calls:
+    the solver's Python work between the replayed kernels, in the order it happened."""
+
+    def __init__(self) -> None:
+        from agent.leaves.equity_matrix import CheckdownMatrices
+        from agent.leaves.holdem import CheckdownLeafValues
+
+        self.inner = CheckdownLeafValues(CheckdownMatrices())
+        self.calls: list[tuple] = []
+
+    def __call__(self, reach: torch.Tensor, leaves, la) -> torch.Tensor:
+        self.calls.append(("values", float(reach.sum())))
+        return self.inner(reach, leaves, la)
+
+    def track_average(self, la, player: int, weight: float) -> None:
+        self.calls.append(("track", player, weight))
+
+
+def test_iteration_program_with_leaves_and_a_gadget_equals_the_phases(hunl: Game) -> None:
+    """A turn re-solve ending at check-down leaves, with the re-solving gadget for player 1: the
+    replayed kernels stop for the leaf values, the gadget's update and the leaf averages, and
+    give what the phases called one by one give, bit for bit."""
+    space = HandSpace(hunl)
+    cards = cards_from_str("QsJh2h8d")
+    state = HandState.at_round_start(hunl, 2, (300, 300), cards)
+    rng = np.random.default_rng(3)
+    hands = np.sort(rng.choice(np.flatnonzero(space.valid(cards)), 80, replace=False))
+    runs = []
+    for replay in (True, False):
+        _, la = prepare(state, space, hands, SIZING, SolverConfig(device="cpu"), last_round=2)
+        assert len(la.leaves.rows)
+        leaves = _RecordingLeaves()
+        solver = Solver(la, Variant(algorithm="dcfr", alternating=True), leaf_values=leaves)
+        solver.replays_iterations = replay
+        gen = torch.Generator().manual_seed(5)
+        reach = torch.rand(2, len(hands), generator=gen)
+        gadget = cfr.Gadget(player=1, cfvs=torch.rand(len(hands), generator=gen) - 0.5, prior=torch.ones(len(hands)))
+        result = solver.solve(reach, 6, gadget=gadget)
+        assert (solver._program is not None) == replay
+        runs.append((solver, result, gadget, leaves.calls))
+    (a, ra, ga, ca), (b, rb, gb, cb) = runs
+    assert ca == cb and len(ca) == 6 * 4  # per iteration: values and averages of each player
+    for name in ("regrets", "strategy_sum", "values", "table", "values_sum", "reach_sum", "reach", "root_reach"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+    assert torch.equal(ga.regret_follow, gb.regret_follow)
+    assert torch.equal(ra.average_strategy, rb.average_strategy)
