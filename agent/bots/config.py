@@ -120,6 +120,8 @@ class WarmStartConfig:
 
 @dataclass(frozen=True)
 class HoldemModels:
+    #: the turn re-solve's leaves (turn: {leaves: net}); models/holdem/river.pt is the larger network
+    river_net: str = field(default="models/holdem/river-small.pt", metadata=MODEL_PATH)
     turn_net: str = field(default="models/holdem/turn.pt", metadata=MODEL_PATH)
     flop_net: str = field(default="models/holdem/flop.pt", metadata=MODEL_PATH)
     aux_net: str = field(default="models/holdem/preflop-aux.pt", metadata=MODEL_PATH)
@@ -148,12 +150,6 @@ class HoldemBotConfig:
     #: used when made by the same settings, models and code, else solved at start-up; a file of
     #: your own (not a shipped one under models/) is rewritten at match end with the decisions met
     start_cache: str | None = field(default="models/start/hunl.pkl", metadata=MODEL_PATH)
-
-    def __post_init__(self) -> None:
-        if self.turn.leaves == "net":
-            raise ConfigError(
-                "bot.hunl.turn.leaves: 'net': the turn has no value network (as in DeepStack): use checkdown or end"
-            )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
-from agent.nets.buckets import BucketTable
+from agent.nets.buckets import BucketTable, RiverStrength
 from agent.nets.manifest import ModelError, checked_file, load_value_net
 from agent.resolving.chance_solve import SolvedChanceValues
 from agent.resolving.continual import ResolveSettings, StreetSettings
@@ -62,10 +62,22 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
         table = BucketTable.load(data_file(buckets_path)) if buckets_path else None
         return BucketNetLeafValues(net, game, table)
 
+    def river_leaf(net_path: str) -> BucketNetLeafValues:
+        net, entry = load_value_net(net_path, device=dev)
+        buckets = entry.get("river_buckets")
+        if entry.get("street") != "river" or not isinstance(buckets, int):
+            raise ModelError(f"{net_path}: not a river network (its manifest entry names no river_buckets)")
+        return BucketNetLeafValues(net, game, RiverStrength(buckets))
+
     streets = []
     for r, sc in enumerate(streets_cfg):
+        # network leaves: simultaneous updates (DeepStack's), so that one network call per
+        # iteration gives both players' values; alternating updates would need one per player
         config = SolverConfig(
-            algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=sc.iterations, device=device
+            algorithm=cfg.algorithm,
+            alternating=cfg.algorithm != "hybrid" and sc.leaves != "net",
+            iterations=sc.iterations,
+            device=device,
         )
         if sc.leaves == "end" or r == 3:
             streets.append(StreetSettings(sizing=sizing, config=config))
@@ -87,8 +99,11 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             streets.append(
                 StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values)
             )
-        else:
-            raise ValueError("the turn has no value network in DeepStack: use leaves 'end' or 'checkdown'")
+        else:  # the turn ends at the river: the river network over every river card (DeepHoldem, Supremus)
+            river = river_leaf(cfg.models.river_net)
+            streets.append(
+                StreetSettings(sizing=sizing, config=config, last_round=2, leaf_values=river, chance_values=river.chance_values)
+            )
     if cfg.street_start_values == "solve":
         space = HandSpace(game)
         for r in range(3):  # a depth-limited street: the next one is solved when its cards come
@@ -138,6 +153,8 @@ def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
         keys += ["aux_net", "flop_net", "flop_buckets"]
     if hc.flop.leaves == "net":
         keys += ["turn_net", "turn_buckets"]
+    if hc.turn.leaves == "net":
+        keys.append("river_net")
     return [(f"bot.hunl.models.{k}", getattr(m, k)) for k in dict.fromkeys(keys)]
 
 

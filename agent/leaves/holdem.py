@@ -24,7 +24,6 @@ from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.per_lookahead import PerLookahead
 from agent.leaves.snapshot import LeafSnapshot
 from agent.nets.buckets import BucketTable, preflop_classes
-from agent.nets.encoding import bucket_ranges, hand_values
 from agent.nets.valuenet import NetOnDevices
 from agent.solver.lookahead import LeafInfo, Lookahead
 from native.cards import hands_blocked_by
@@ -113,9 +112,12 @@ class BucketNetLeafValues:
                 ids.append(assign)
                 weights.append(w)
                 boards.append(full)
+        ids_t = torch.stack(ids).to(la.device)  # [R, H]
         prepared = {
             "rows": torch.as_tensor(rows, device=la.device),
-            "ids": torch.stack(ids).to(la.device),  # [R, H]
+            "ids": ids_t,
+            "slots": ids_t.clamp(min=0),  # gather/scatter positions (impossible hands masked by "valid")
+            "valid": (ids_t >= 0).to(la.dtype),
             "weights": torch.as_tensor(weights, dtype=la.dtype, device=la.device).unsqueeze(1),
             "pot": torch.as_tensor(leaves.spent.sum(axis=1), dtype=la.dtype, device=la.device),
         }
@@ -123,27 +125,45 @@ class BucketNetLeafValues:
             prepared["averages"] = BoardAverages(prepared["rows"], boards)
         return prepared
 
-    def _values(self, reach: torch.Tensor, ids: torch.Tensor, pot: torch.Tensor) -> torch.Tensor:
-        """``[2, R, H]`` values for reaches ``[2, R, H]`` with bucket ids ``[R, H]`` and pots ``[R]``."""
-        valid = (ids >= 0).to(reach.dtype)
-        masked = reach * valid
+    def _values(
+        self,
+        reach: torch.Tensor,
+        ids: torch.Tensor,
+        pot: torch.Tensor,
+        slots: torch.Tensor | None = None,
+        valid: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``[2, R, H]`` values for reaches ``[2, R, H]`` with bucket ids ``[R, H]`` and pots ``[R]``
+        (``slots`` = ids clamped at 0 and ``valid`` = ids >= 0, when prepared once beforehand)."""
+        if slots is None or valid is None:
+            ids = ids.expand(reach.shape[1:])
+            slots, valid = ids.clamp(min=0), (ids >= 0).to(reach.dtype)
+        masked = reach * valid  # [2, R, H]
         mass = masked.sum(dim=2, keepdim=True)
-        b = torch.stack([bucket_ranges(masked[p], ids, self.num_buckets) for p in range(2)])
+        k = self.num_buckets
+        b = torch.zeros(reach.shape[:2] + (k,), dtype=reach.dtype, device=reach.device)
+        b.scatter_add_(2, slots.expand_as(masked), masked)
+        b /= mass.clamp(min=1e-30)
         scale = float(sum(self.game.stack))
         x = torch.cat([(pot / scale).unsqueeze(1), b[0], b[1]], dim=1).float()
-        out = self._run(x).to(reach.dtype)
-        k = self.num_buckets
-        vals = torch.stack([hand_values(out[:, :k], ids), hand_values(out[:, k:], ids)])
-        return vals * pot.view(1, -1, 1) * mass.flip(0) * valid
+        out = self._run(x).to(reach.dtype).view(-1, 2, k).transpose(0, 1)  # [2, R, K]
+        vals = out.gather(2, slots.expand(2, -1, -1))
+        return vals.mul_(valid).mul_(pot.view(1, -1, 1)).mul_(mass.flip(0))
 
     def __call__(self, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead) -> torch.Tensor:
+        """Both players' ``[2, L, H]`` values from one network call; a second call with the same
+        reach (simultaneous updates ask once per player) returns them again without one."""
         prep = self._prepare(leaves, la)
+        last = prep.get("last")
+        if last is not None and last[0].shape == reach.shape and torch.equal(last[0], reach):
+            return last[1]
         r = reach.index_select(1, prep["rows"])
-        vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]))
+        vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]), prep["slots"], prep["valid"])
         if "averages" in prep:
             prep["averages"].record(vals)
         out = torch.zeros_like(reach)
         out.index_add_(1, prep["rows"], vals * prep["weights"].unsqueeze(0))
+        prep["last"] = (reach.clone(), out)
         return out
 
     def track_average(self, la: Lookahead, player: int, weight: float) -> None:

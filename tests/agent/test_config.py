@@ -116,8 +116,8 @@ def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value).startswith(f"{path}:4: bot.leduc: unknown key(s) 'iteraions'")
-    path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: net}\n")
-    with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.leaves: 'net': the turn has no value network"):
+    path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: nett}\n")
+    with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.leaves: 'nett' is not one of 'net' \| 'checkdown' \| 'end'"):
         load_config(path)
 
 

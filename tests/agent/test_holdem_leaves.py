@@ -106,3 +106,37 @@ def test_solver_asks_checkdown_leaves_for_one_player_only(hunl: Game) -> None:
     both = solve_ranges(HandState.initial(hunl), [uni, uni], sizing, cfg, last_round=0, leaf_values=BothOnly())
     assert calls["one"] >= 12 and calls["both"] == 0
     np.testing.assert_allclose(one.root_strategy(), both.root_strategy(), atol=1e-6)
+
+
+def test_river_network_leaves_answer_both_players_from_one_call(hunl: Game) -> None:
+    """Turn leaves valued by the shipped river network: a second call with the same reach (the
+    other player's half of a simultaneous update) returns the first call's values; another
+    reach gets new ones; the values are those of the network's own per-board evaluation."""
+    from agent.leaves.holdem import BucketNetLeafValues
+    from agent.nets.buckets import RiverStrength
+    from agent.nets.manifest import load_value_net
+    from agent.solver.resolve import prepare
+    from native.cards import cards_from_str
+
+    net, entry = load_value_net(Path(models_init).parent / "holdem" / "river.pt")
+    leaf = BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"])))
+    space = HandSpace(hunl)
+    cards = cards_from_str("QsJh2h8d")
+    state = HandState.at_round_start(hunl, 2, (300, 300), cards)
+    hands = np.flatnonzero(space.valid(cards))
+    sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
+    _, la = prepare(state, space, hands, sizing, SolverConfig(device="cpu"), last_round=2)
+    gen = torch.Generator().manual_seed(0)
+    reach = torch.rand(2, len(la.leaves.rows), len(hands), generator=gen, dtype=la.dtype)
+    first = leaf(reach, la.leaves, la)
+    assert leaf(reach.clone(), la.leaves, la) is first
+    other = leaf(reach * torch.rand(reach.shape, generator=gen, dtype=la.dtype), la.leaves, la)
+    assert other is not first and not torch.equal(other, first)
+    # leaf 0: the mean over river cards (1/44 each: 44 are possible beside any hand) of the
+    # network's values on each river board alone
+    full = np.zeros((2, 1326))
+    full[:, hands] = reach[:, 0].numpy()
+    snap = type("Snap", (), {"board_values": None, "reach": full, "spent": la.leaves.spent[0]})()
+    boards = [tuple(cards) + (c,) for c in range(52) if c not in cards]
+    mean = sum(leaf.chance_values(snap, b) for b in boards)[:, hands] / 44
+    np.testing.assert_allclose(first[:, 0].numpy(), mean, rtol=1e-3, atol=1e-4 * np.abs(mean).max())

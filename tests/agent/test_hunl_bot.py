@@ -204,3 +204,38 @@ def test_off_tree_raises_with_lookaheads_at_one_address(hunl: Game, tmp_path: Pa
         assert g.actions == e.actions
         np.testing.assert_array_equal(g.strategy, e.strategy)
         np.testing.assert_array_equal(g.child_values, e.child_values)
+
+
+def test_turn_resolves_end_at_the_river_network(hunl: Game) -> None:
+    """``turn: {leaves: net}``: the turn re-solve ends at the river with the shipped river
+    network (TorchScript, its river abstraction from the manifest) over every river card,
+    updating both players at once (one network call per iteration); the river that follows is
+    re-solved from the values the turn re-solve averaged there."""
+    from agent.leaves.holdem import BucketNetLeafValues
+    from agent.nets.buckets import RiverStrength
+
+    cfg = replace(
+        load_config().bot.hunl,
+        preflop=StreetConfig(3, "checkdown"),
+        flop=StreetConfig(3, "checkdown"),
+        turn=StreetConfig(4, "net"),
+        river=StreetConfig(4, "end"),
+    )
+    settings = hunl_settings(hunl, cfg, "cpu")
+    turn = settings.street(2)
+    assert turn.last_round == 2 and not turn.config.alternating and settings.street(1).config.alternating
+    assert isinstance(turn.leaf_values, BucketNetLeafValues) and isinstance(turn.leaf_values.buckets, RiverStrength)
+    space = HandSpace(hunl)
+    resolver = ContinualResolver(space, settings, cache=False)
+    state = _replay(resolver, hunl, 0, "r300c/cc/", "3s5s3h/Ah")  # we act first after the flop
+    decision = resolver.decide(state)
+    assert decision.iterations == 4 and np.allclose(decision.strategy.sum(axis=0)[space.valid(state.board)], 1.0)
+    resolver.act(decision, CALL)  # we check, the opponent checks behind
+    state = state.apply(CALL)
+    resolver.observe(state)
+    state = state.apply(CALL)
+    resolver.observe(state)
+    state = state.with_board(cards_from_str("3s5s3hAhTc"))
+    resolver.observe(state)
+    river = resolver.decide(state)
+    assert river.iterations == 4 and np.isfinite(river.strategy).all()
