@@ -333,7 +333,7 @@ def bench_flop(
     betting, the turn network at the leaves for each of the 49 turn cards; CPU) and timed."""
 
     space = HandSpace(load_game("hunl"))
-    leaf = _next_street_leaf("hunl", turn_net)
+    leaf = _next_street_leaf("hunl", turn_net, 1)
     _, entry = checked_file(turn_net)
     config = _hunl_config(algorithm, iterations, "cpu", dcfr)
 

@@ -95,7 +95,7 @@ def _flop_net_case(iterations: int, seed: int = 0) -> Case:
     state = HandState.at_round_start(game, 1, (sit.pot // 2, sit.pot // 2), sit.board)
     ranges = sit.ranges * space.valid(sit.board)
     ranges = ranges / ranges.sum(axis=1, keepdims=True)
-    leaf = _next_street_leaf("hunl", "models/holdem/turn.pt")
+    leaf = _next_street_leaf("hunl", "models/holdem/turn.pt", 1)
 
     def run(config: SolverConfig, jitter: float = 0.0) -> Solution:
         jittered = [_jittered(r, jitter, seed) for seed, r in enumerate(ranges)]

@@ -34,6 +34,7 @@ from agent.training.datagen import (
     GenerateSpec,
     generate,
     is_hand_level,
+    NEXT_STREET,
     load_next_net,
     parse_batch,
     parse_dcfr,
@@ -292,9 +293,16 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         choices=["river", "turn", "flop", "preflop-aux"],
         default=None,
         help="hold'em: the network's street: river (situations at the start of the river, solved exactly), "
-        "turn (situations at the start of the turn, solved to the end), "
+        "turn (situations at the start of the turn, solved to the end, or with --river-net to the end of the turn "
+        "with the river network at the leaves), "
         "flop (start of the flop, solved to the end of the flop with the turn network at the leaves), "
         "preflop-aux (end of the pre-flop: the flop network averaged over the flops) (default: none, for Leduc games)",
+    )
+    p.add_argument(
+        "--river-net",
+        default=None,
+        help="--street turn: solve to the end of the turn with this river network at the leaves, over every river card "
+        "(e.g. models/holdem/river-small.pt; default: none, solved to the end of the game)",
     )
     p.add_argument("--turn-net", default=None, help="--street flop: the turn network (default: models/holdem/turn.pt)")
     p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
@@ -360,15 +368,22 @@ def _run_generate(args: argparse.Namespace) -> int:
             next_net = args.turn_net or HoldemModels().turn_net
         elif args.street == "preflop-aux":
             next_net = args.flop_net or HoldemModels().flop_net
+        elif args.street == "turn":
+            next_net = args.river_net
         if next_net is not None:
             try:  # fail now, not in the first shard
-                load_next_net(next_net, "turn" if args.street == "flop" else "flop")
+                load_next_net(next_net, NEXT_STREET[args.street])
             except ModelError as exc:
                 print(f"deepstack generate: error: {exc}", file=sys.stderr)
                 return 2
-    if (args.turn_net and args.street != "flop") or ((args.flop_net or args.aux_flops) and args.street != "preflop-aux"):
+    if (
+        (args.river_net and args.street != "turn")
+        or (args.turn_net and args.street != "flop")
+        or ((args.flop_net or args.aux_flops) and args.street != "preflop-aux")
+    ):
         print(
-            "deepstack generate: error: --turn-net is for --street flop, --flop-net and --aux-flops for --street preflop-aux",
+            "deepstack generate: error: --river-net is for --street turn, --turn-net for --street flop, --flop-net and "
+            "--aux-flops for --street preflop-aux",
             file=sys.stderr,
         )
         return 2

@@ -27,7 +27,7 @@ from tqdm import tqdm
 from agent.bots.config import HoldemModels
 from agent.leaves.checkdown import CheckdownEvaluator
 from agent.leaves.holdem import BucketNetLeafValues
-from agent.nets.buckets import BucketTable
+from agent.nets.buckets import BucketTable, RiverStrength
 from agent.nets.encoding import board_features, pot_scale
 from agent.nets.manifest import ModelError, checked_file, code_version, load_value_net
 from agent.solver.batched import BatchSpot, solve_batch
@@ -59,9 +59,9 @@ class GenerateSpec:
     device: str = "cpu"
     #: torch threads of this process (small solves run best on one; run one process per core)
     threads: int = 1
-    #: hold'em: the next street's network (TorchScript file with a manifest entry): the turn
-    #: network for flop situations (depth-limit leaves), the flop network for the auxiliary
-    #: pre-flop targets
+    #: hold'em: the next street's network (TorchScript file with a manifest entry): the river
+    #: network for turn situations and the turn network for flop situations (depth-limit
+    #: leaves), the flop network for the auxiliary pre-flop targets
     next_net: str | None = None
     #: auxiliary targets: flops averaged per situation (None: all 22100, the exact average;
     #: fewer: a seeded uniform sample, an unbiased estimate)
@@ -352,7 +352,7 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
     elif spec.next_net is not None and spec.round == 0:
         solved = [_aux_situation(spec, sit, rng) for sit in situations]
     else:
-        leaf = _next_street_leaf(spec.game, spec.next_net) if spec.next_net is not None else None
+        leaf = _next_street_leaf(spec.game, spec.next_net, spec.round) if spec.next_net is not None else None
         solved = solve_situations(space, spec.round, situations, config, spec.batch, leaf)
     rows: dict[str, list[np.ndarray]] = {}
     for sit, values in zip(situations, solved):
@@ -383,11 +383,19 @@ def load_next_net(path: str, street: str) -> tuple[torch.jit.ScriptModule, dict]
     return net, entry
 
 
-@lru_cache(maxsize=2)
-def _next_street_leaf(game_name: str, net_path: str) -> LeafValueFn:
-    """The turn network as depth-limit leaves of flop solves (loaded once per process; its
-    bucket table is the one its manifest entry names)."""
+#: the network at the depth limit of each street's situations
+NEXT_STREET = {"turn": "river", "flop": "turn", "preflop-aux": "flop"}
 
+
+@lru_cache(maxsize=2)
+def _next_street_leaf(game_name: str, net_path: str, round_: int) -> LeafValueFn:
+    """The next street's network as depth-limit leaves (loaded once per process): the river
+    network at the end of turn solves (its river abstraction from its manifest entry), the turn
+    network at the end of flop solves (the bucket table its manifest entry names)."""
+
+    if round_ == 2:
+        net, entry = load_next_net(net_path, "river")
+        return BucketNetLeafValues(net, load_game(game_name), RiverStrength(int(entry["river_buckets"])))
     net, entry = load_next_net(net_path, "turn")
     table = BucketTable.load(checked_file(entry["buckets_file"])[0])
     return BucketNetLeafValues(net, load_game(game_name), table)
