@@ -30,11 +30,11 @@ from agent.solver.resolve import SpotError, pick_device
 from agent.training.cluster import ClusterError, generate_on_ray
 from agent.training.datagen import (
     GENERATE_DCFR,
+    NEXT_STREET,
     DataFolderError,
     GenerateSpec,
     generate,
     is_hand_level,
-    NEXT_STREET,
     load_next_net,
     parse_batch,
     parse_dcfr,
