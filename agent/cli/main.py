@@ -14,15 +14,15 @@ from pathlib import Path
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
 from agent.bots.config import ConfigError, HoldemModels, load_config
 from agent.bots.registry import bot_names, check_bot, make_bot
-from agent.bots.settings import data_file
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
+from agent.cli.campaign import add_parser as add_campaign
 from agent.cli.common import GAME_HELP, HelpFormatter, example, port
 from agent.cli.prepare import add_parser as add_prepare
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
-from agent.nets.buckets import BucketTable, PreflopClasses, RiverStrength, fit_buckets
+from agent.nets.buckets import fit_buckets
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, register_model
 from agent.solver.handspace import HandSpace
@@ -39,6 +39,7 @@ from agent.training.datagen import (
     parse_batch,
     parse_dcfr,
 )
+from agent.training.streets import street_abstraction
 from agent.training.train import TrainSpec, train
 from protocol.client import open_session, play_session
 from protocol.dealer import build_parser as dealer_parser
@@ -566,23 +567,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 canonical_space=space,
             )
         else:
-            if args.street not in ("river", "turn", "flop", "preflop-aux"):
-                raise ValueError("hold'em networks need --street turn, flop, preflop-aux or river")
-            extra_manifest: dict[str, object] = {"street": args.street}
-            if args.street == "river":
-                if args.buckets:
-                    raise ValueError("--buckets: the river's buckets are equity steps (--river-buckets)")
-                table, buckets_file = RiverStrength(args.river_buckets), None
-                extra_manifest["river_buckets"] = args.river_buckets
-            elif args.street == "preflop-aux":
-                if args.buckets:
-                    raise ValueError("--buckets: the auxiliary network's buckets are the 169 pre-flop classes")
-                table, buckets_file = PreflopClasses(), None
-            else:
-                buckets_file = args.buckets or (
-                    HoldemModels().turn_buckets if args.street == "turn" else HoldemModels().flop_buckets
-                )
-                table = BucketTable.load(data_file(buckets_file))
+            table, _, extra_manifest = street_abstraction(args.street, args.river_buckets, args.buckets)
             stats = train(
                 [Path(d) for d in args.data],
                 Path(args.out),
@@ -591,7 +576,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 spec=spec,
                 model_name=args.name,
                 encoder=SituationEncoder(table, float(sum(game.stack))),
-                extra_manifest={**extra_manifest, "buckets_file": buckets_file},
+                extra_manifest=extra_manifest,
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)
@@ -740,6 +725,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_buckets,
     _add_generate,
     _add_train,
+    add_campaign,
     _add_ensemble,
     add_prepare,
     _add_eval,

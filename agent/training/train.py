@@ -43,10 +43,11 @@ class TrainSpec:
     #: along half a cosine over the epochs; tried on Leduc: models/README.md, "Retraining")
     schedule: str = "step"
 
-    def lr_at(self, epoch: int) -> float:
-        """The learning rate of ``epoch`` (0-based)."""
+    def lr_at(self, epoch: int, epochs: int | None = None) -> float:
+        """The learning rate of ``epoch`` (0-based); ``epochs``: the run's length when a deadline
+        cuts it short of ``self.epochs`` (the cosine schedule then ends with it)."""
         if self.schedule == "cosine":
-            return self.lr * 0.5 * (1.0 + math.cos(math.pi * epoch / self.epochs))
+            return self.lr * 0.5 * (1.0 + math.cos(math.pi * epoch / (epochs or self.epochs)))
         return self.lr if epoch < self.lr_drop_epoch else self.lr_late
 
 
@@ -223,9 +224,14 @@ def train(
     canonical_space: HandSpace | None = None,
     encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
     extra_manifest: dict | None = None,
+    deadline: float | None = None,
 ) -> dict[str, float]:
     """Train on every shard of ``data_dir`` (a folder, or several folders pooled); write
     ``out_dir/{model_name}.pt`` (TorchScript).
+
+    ``deadline`` (``time.time()`` seconds): as many epochs as fit before it (at least one; after
+    the first, the run's length is set from its time, so that a cosine schedule still decays
+    to its end), the best network so far then written as usual.
 
     With ``canonical_space`` (hand-level networks), every row is put in canonical suit form
     first; the manifest records it so that the bot does the same."""
@@ -270,9 +276,12 @@ def train(
         range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs
     )
     started = time.perf_counter()
+    run_epochs = spec.epochs
     for epoch in bar:
+        if epoch >= run_epochs:
+            break
         for group in opt.param_groups:
-            group["lr"] = spec.lr_at(epoch)
+            group["lr"] = spec.lr_at(epoch, run_epochs)
         net.train()
         order = torch.as_tensor(rng.permutation(train_idx))
         total, batches = 0.0, 0
@@ -293,7 +302,14 @@ def train(
             best = val
             best_state = {k: v.clone() for k, v in net.state_dict().items()}
         bar.set_postfix(train=f"{total / max(batches, 1):.5f}", val=f"{val:.5f}", best=f"{best:.5f}")
-        if (epoch + 1) % 10 == 0 or epoch + 1 == spec.epochs:
+        if deadline is not None:
+            if epoch == start_epoch:  # the first epoch's time sets how many fit
+                per_epoch = time.perf_counter() - started
+                fit = epoch + 1 + int(max(0.0, deadline - time.time()) / max(per_epoch, 1e-6))
+                run_epochs = max(epoch + 1, min(spec.epochs, fit))
+            elif time.time() >= deadline:
+                run_epochs = epoch + 1
+        if (epoch + 1) % 10 == 0 or epoch + 1 == run_epochs:
             torch.save(
                 {
                     "spec": asdict(spec),

@@ -1,0 +1,96 @@
+"""``deepstack campaign``: the hold'em value networks built bottom-up within a time budget."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agent.cli.common import HelpFormatter, example
+from agent.nets.manifest import ModelError
+from agent.solver.resolve import SpotError, pick_device
+from agent.training.campaign import STAGES, CampaignSpec, parse_budget, run_campaign
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "campaign",
+        help="generate and train the hold'em networks bottom-up (river, turn, flop, auxiliary) within a budget",
+        description="River situations solved exactly, then each street solved to its own end with the network "
+        "just trained below it at the leaves, each stage generating on every worker until its share of the "
+        "budget is used and training on the rest. Writes OUT/<street>/network/<street>.pt with a manifest, "
+        "OUT/report.md and report.json (situations, throughput, validation losses against the shipped networks "
+        "on the same held-out situations, loss curves). Running the same command again skips the finished "
+        "stages and resumes the data of the others. Promote a network into models/ by hand, only where the "
+        "report says it beats the shipped one.",
+        epilog=example("deepstack campaign --budget 9m --out runs/campaign", "a GPU window: all cores and the GPU"),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--budget", required=True, help="wall-clock budget: seconds, or with s, m or h (e.g. 90s, 9m, 2h)")
+    p.add_argument("--out", required=True, help="output folder (resumed when it holds a campaign)")
+    p.add_argument(
+        "--workers", type=int, default=None, help="generating processes, one per core (default: every core of the machine)"
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="auto: with a GPU, the first worker solves there (default auto)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the situations (another campaign: another seed)")
+    p.add_argument(
+        "--iterations",
+        default=None,
+        metavar="STREET=N,...",
+        help="CFR iterations per street's solves (default river=200,turn=300,flop=200)",
+    )
+    p.add_argument("--hidden", type=int, default=256, help="units per hidden layer of every network (default 256)")
+    p.add_argument("--layers", type=int, default=4, help="hidden layers of every network (default 4)")
+    p.set_defaults(func=run)
+
+
+def _iterations(text: str | None) -> dict[str, int]:
+    its = dict(CampaignSpec(budget_s=1, out=Path(".")).iterations)
+    if text:
+        for part in text.split(","):
+            street, _, n = part.partition("=")
+            if street.strip() not in STAGES or not n.strip().isdigit() or int(n) <= 0:
+                raise ValueError(f"--iterations: {part!r} is not STREET=N with STREET one of {', '.join(STAGES)}")
+            its[street.strip()] = int(n)
+    return its
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        budget = parse_budget(args.budget)
+        iterations = _iterations(args.iterations)
+        device = pick_device(args.device).type
+    except (ValueError, SpotError) as exc:
+        print(f"deepstack campaign: error: {exc}", file=sys.stderr)
+        return 2
+    workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    if workers <= 0 or args.hidden <= 0 or args.layers <= 0:
+        print("deepstack campaign: error: --workers, --hidden and --layers must be positive", file=sys.stderr)
+        return 2
+    spec = CampaignSpec(
+        budget_s=budget,
+        out=Path(args.out),
+        workers=workers,
+        device=device,
+        seed=args.seed,
+        iterations=iterations,
+        hidden=args.hidden,
+        layers=args.layers,
+    )
+    try:
+        report = run_campaign(spec)
+    except (ValueError, ModelError) as exc:
+        print(f"deepstack campaign: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"deepstack campaign: error: cannot write to {args.out}: {exc}", file=sys.stderr)
+        return 1
+    print((Path(args.out) / "report.md").read_text(), end="")
+    print(f"took {report['seconds']:.0f} s of a {budget:.0f} s budget")
+    return 0

@@ -1,0 +1,245 @@
+"""The hold'em value networks built bottom-up in one run, within a wall-clock budget.
+
+River situations are solved exactly; each street above is solved only to its own end with the
+network just trained for the street below at its leaves (river -> turn -> flop -> auxiliary
+pre-flop), the way DeepHoldem and Supremus built theirs. Every stage generates on all the
+worker processes until its share of the budget is used, then trains on what it made until the
+rest of its share is used. A stage that finished is kept in ``OUT/campaign.json`` and skipped
+when the same command runs again (its data folders are resumed, not repeated); the report
+(``report.json``, ``report.md``, loss curves) compares each network with the shipped one on the
+campaign's own held-out situations.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agent.nets.encoding import SituationEncoder
+from agent.nets.manifest import ModelError, checked_file, load_value_net
+from agent.nets.valuenet import masked_huber
+from agent.training.datagen import NEXT_STREET, GenerateSpec, generate
+from agent.training.streets import STREET_ROUND, street_abstraction
+from agent.training.train import TrainSpec, load_datasets, train
+from protocol.gamedef import load_game
+
+#: the order the networks are built in: each street's leaves need the one before
+STAGES = ("river", "turn", "flop", "preflop-aux")
+#: each stage's share of the budget (solving a turn or flop situation costs more than a river one)
+SHARES = {"river": 0.3, "turn": 0.35, "flop": 0.25, "preflop-aux": 0.1}
+#: of a stage's share, the part spent generating (the rest trains)
+GENERATE_FRACTION = 0.7
+#: the networks the shipped bot uses, compared with the campaign's on its held-out situations
+SHIPPED = {
+    "river": "models/holdem/river-small.pt",
+    "turn": "models/holdem/turn.pt",
+    "flop": "models/holdem/flop.pt",
+    "preflop-aux": "models/holdem/preflop-aux.pt",
+}
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    budget_s: float
+    out: Path
+    workers: int = 1
+    #: "cuda": the first worker solves on the GPU (forests as large as its memory holds), the
+    #: others on the CPU cores beside it
+    device: str = "cpu"
+    seed: int = 0
+    #: CFR iterations of each street's solves
+    iterations: dict[str, int] = field(default_factory=lambda: {"river": 200, "turn": 300, "flop": 200, "preflop-aux": 0})
+    #: situations per shard (the granularity at which a stage stops on time)
+    shard_size: dict[str, int] = field(default_factory=lambda: {"river": 8, "turn": 1, "flop": 1, "preflop-aux": 1})
+    river_buckets: int = 200
+    #: flops averaged per auxiliary situation (a seeded sample of the 22100)
+    aux_flops: int = 100
+    hidden: int = 256
+    layers: int = 4
+    max_epochs: int = 200
+
+
+def parse_budget(text: str) -> float:
+    """``90s``, ``9m``, ``2h`` or plain seconds -> seconds (> 0)."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+    t = text.strip().lower()
+    try:
+        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise ValueError(f"budget {text!r}: give seconds, or a number with s, m or h (e.g. 9m)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"budget {text!r} must be positive")
+    return value
+
+
+def _generate_until(spec: GenerateSpec, out: Path, deadline: float) -> dict[str, float]:
+    """One worker: shards of ``spec`` into ``out`` until ``deadline`` (``time.time()``), at least one."""
+    torch.set_num_threads(1)
+    started = time.time()
+    done = len(list(out.glob("shard-*.npz"))) if out.exists() else 0
+    made = 0
+    while made == 0 or time.time() < deadline:
+        done += 1
+        generate(replace(spec, situations=done * spec.shard_size), out, progress=False, command="deepstack campaign")
+        made += 1
+    return {"situations": made * spec.shard_size, "seconds": time.time() - started}
+
+
+def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: SituationEncoder, train_spec: TrainSpec) -> float | None:
+    """Huber loss of the network at ``net_path`` on the validation rows ``train`` held out of
+    ``folders`` (the same split); None if the network cannot be loaded or sees other inputs."""
+    try:
+        net, _ = load_value_net(net_path)
+    except ModelError:
+        return None
+    x, y, m = load_datasets(folders, encoder)
+    perm = np.random.default_rng(train_spec.seed).permutation(len(x))
+    val = torch.as_tensor(perm[: max(1, int(round(train_spec.validation_fraction * len(x))))])
+    X, Y, M = (torch.as_tensor(a)[val] for a in (x, y, m))
+    try:
+        with torch.no_grad():
+            return float(masked_huber(net(X), Y, M))
+    except RuntimeError:  # another input size (another abstraction)
+        return None
+
+
+def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
+    """Build the networks stage by stage within ``spec.budget_s``; returns the report."""
+    start = time.time()
+    out = spec.out
+    out.mkdir(parents=True, exist_ok=True)
+    state_path = out / "campaign.json"
+    state: dict[str, Any] = json.loads(state_path.read_text()) if state_path.exists() else {"stages": {}}
+    stages = state["stages"]
+    game = load_game("hunl")
+    total_share = sum(SHARES[s] for s in STAGES if s not in stages) or 1.0
+    stage_start = start
+    ctx = get_context("spawn")  # the workers start clean: no threads or CUDA state inherited
+    for street in STAGES:
+        if street in stages:
+            continue
+        budget = spec.budget_s * SHARES[street] / total_share
+        gen_deadline = stage_start + GENERATE_FRACTION * budget
+        stage_end = stage_start + budget
+        next_net = None
+        if street in NEXT_STREET:
+            next_net = stages[NEXT_STREET[street]]["network"]
+        gspec = GenerateSpec(
+            game="hunl",
+            round=STREET_ROUND[street],
+            situations=spec.shard_size[street],
+            shard_size=spec.shard_size[street],
+            iterations=max(1, spec.iterations[street]),
+            device=spec.device,
+            next_net=next_net,
+            aux_flops=spec.aux_flops if street == "preflop-aux" else None,
+            batch=8 if street == "river" else None,
+        )
+        folders = [out / street / f"data-{k}" for k in range(spec.workers)]
+        gen_started = time.time()
+        worker_specs = [
+            replace(
+                gspec,
+                seed=spec.seed * 1000 + k,
+                device="cuda" if spec.device == "cuda" and k == 0 else "cpu",
+                batch=None if spec.device == "cuda" and k == 0 else gspec.batch,
+            )
+            for k in range(spec.workers)
+        ]
+        if spec.workers == 1:  # no process to start: in this one, on one thread
+            threads = torch.get_num_threads()
+            try:
+                made = [_generate_until(worker_specs[0], folders[0], gen_deadline)]
+            finally:
+                torch.set_num_threads(threads)
+        else:
+            with ProcessPoolExecutor(max_workers=spec.workers, mp_context=ctx) as pool:
+                jobs = [pool.submit(_generate_until, ws, folder, gen_deadline) for ws, folder in zip(worker_specs, folders)]
+                made = [j.result() for j in jobs]
+        gen_seconds = time.time() - gen_started
+        situations = int(sum(m["situations"] for m in made))
+        table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
+        encoder = SituationEncoder(table, float(sum(game.stack)))
+        tspec = TrainSpec(epochs=spec.max_epochs, hidden=spec.hidden, layers=spec.layers, schedule="cosine")
+        net_dir = out / street / "network"
+        train_started = time.time()
+        stats = train(
+            folders,
+            net_dir,
+            buckets=table.num_buckets,
+            extra=0,
+            spec=tspec,
+            model_name=street,
+            progress=progress,
+            command=f"deepstack campaign (stage {street})",
+            encoder=encoder,
+            extra_manifest=extra_manifest,
+            deadline=max(stage_end, time.time() + 1.0),
+        )
+        network = net_dir / f"{street}.pt"
+        shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)
+        stages[street] = {
+            "network": str(network),
+            "situations": situations,
+            "solved_per_s": situations / gen_seconds if gen_seconds > 0 else None,
+            "generate_seconds": gen_seconds,
+            "train_seconds": time.time() - train_started,
+            "epochs": len(json.loads((net_dir / f"{street}.history.json").read_text())),
+            "validation_loss": float(stats["validation_loss"]),
+            "held_out": max(1, int(round(tspec.validation_fraction * situations))),
+            "shipped": SHIPPED[street],
+            "shipped_validation_loss": shipped,
+            "beats_shipped": shipped is not None and float(stats["validation_loss"]) < shipped,
+            "loss_curve": str(net_dir / f"{street}.loss.png"),
+            "sha256": checked_file(network)[1]["sha256"],
+            "leaves": next_net,
+        }
+        state["spec"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}
+        state_path.write_text(json.dumps(state, indent=1) + "\n")
+        stage_start = time.time()
+    report = {
+        "budget_s": spec.budget_s,
+        "seconds": time.time() - start,
+        "workers": spec.workers,
+        "device": spec.device,
+        "cpus": os.cpu_count(),
+        "stages": stages,
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / "report.md").write_text(report_markdown(report))
+    return report
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The report as a table a person reads, with the loss curves linked."""
+    lines = [
+        "# Campaign report",
+        "",
+        f"Budget {report['budget_s']:.0f} s, took {report['seconds']:.0f} s; {report['workers']} worker process(es) "
+        f"on {report['device']} ({report['cpus']} CPUs).",
+        "",
+        "| network | situations | solved/s | epochs | validation Huber | held out | shipped on them | beats it | curve |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for street in STAGES:
+        s = report["stages"].get(street)
+        if s is None:
+            continue
+        shipped = "-" if s["shipped_validation_loss"] is None else f"{s['shipped_validation_loss']:.4f}"
+        rate = "-" if s["solved_per_s"] is None else f"{s['solved_per_s']:.2f}"
+        curve = Path(s["loss_curve"]).relative_to(Path(s["loss_curve"]).parents[2])
+        lines.append(
+            f"| {street} | {s['situations']} | {rate} | {s['epochs']} | {s['validation_loss']:.4f} | {s['held_out']} | "
+            f"{shipped} | {'yes' if s['beats_shipped'] else 'no'} | [{curve}]({curve}) |"
+        )
+    return "\n".join(lines) + "\n"
