@@ -27,6 +27,7 @@ from agent.nets.buckets import BucketTable, preflop_classes
 from agent.nets.valuenet import NetOnDevices
 from agent.solver.lookahead import LeafInfo, Lookahead
 from native.cards import hands_blocked_by
+from native.leaf_buckets import LeafBuckets
 from protocol.gamedef import Game
 
 
@@ -123,6 +124,17 @@ class BucketNetLeafValues:
         }
         if boards:  # the per-board values the solver averages (see track_average)
             prepared["averages"] = BoardAverages(prepared["rows"], boards)
+        if la.device.type == "cpu" and la.dtype == torch.float32 and len(rows):
+            prepared["native"] = LeafBuckets(
+                prepared["rows"],
+                prepared["slots"],
+                prepared["valid"],
+                prepared["pot"].index_select(0, prepared["rows"]),
+                prepared["weights"],
+                len(leaves.rows),
+                self.num_buckets,
+                float(sum(self.game.stack)),
+            )
         return prepared
 
     def _values(
@@ -157,12 +169,17 @@ class BucketNetLeafValues:
         last = prep.get("last")
         if last is not None and last[0].shape == reach.shape and torch.equal(last[0], reach):
             return last[1]
-        r = reach.index_select(1, prep["rows"])
-        vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]), prep["slots"], prep["valid"])
+        native = prep.get("native")
+        if native is not None and reach.is_contiguous():  # the C encoding and decoding, one pass each
+            vals, out = native.decode(self._run(native.encode(reach)).float().contiguous())
+            out = out.clone()
+        else:
+            r = reach.index_select(1, prep["rows"])
+            vals = self._values(r, prep["ids"], prep["pot"].index_select(0, prep["rows"]), prep["slots"], prep["valid"])
+            out = torch.zeros_like(reach)
+            out.index_add_(1, prep["rows"], vals * prep["weights"].unsqueeze(0))
         if "averages" in prep:
             prep["averages"].record(vals)
-        out = torch.zeros_like(reach)
-        out.index_add_(1, prep["rows"], vals * prep["weights"].unsqueeze(0))
         prep["last"] = (reach.clone(), out)
         return out
 

@@ -172,6 +172,13 @@ typedef struct {
 } ds_op;
 int64_t ds_cfr_program(const ds_op *ops, int64_t n_ops, float w, float pos, float neg, int threads,
                        int64_t *failed_op);
+/* network leaves between hands and buckets (leaf_buckets.c; see its comment) */
+int64_t ds_leaf_encode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t *rows, const float *reach,
+                       const int32_t *slots, const float *valid, const float *pot, float inv_stack, float *x,
+                       float *mass);
+int64_t ds_leaf_decode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t *rows, const float *net,
+                       const int32_t *slots, const float *valid, const float *pot, const float *mass,
+                       const float *weight, float *vals, float *acc);
 /* CDEF END */
 
 #endif
