@@ -40,6 +40,7 @@ from agent.training.datagen import (
     forest_groups,
     format_dcfr,
     generate_shard,
+    load_next_net,
     parse_batch,
     parse_dcfr,
     solve_in_forest,
@@ -223,15 +224,20 @@ def _turn_draws(
     dcfr: tuple[float, float, float] = GENERATE_DCFR,
     batch: int | None = 1,
     round_: int = 2,
+    river_net: str | None = None,
 ) -> dict[str, Any]:
     """One process's share of the turn (or river) row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
     config = _hunl_config(algorithm, iterations, device, dcfr)
+    leaf = _next_street_leaf("hunl", river_net, 2) if river_net is not None else None
     with _one_thread():  # as deepstack generate runs: one process per core
         if batch != 1:
             return _timed_forests(situations, batch, config, stream, round_)
         return _timed_draws(
-            round_, situations, lambda sit: solve_situation_checked(space, round_, sit, config, check=check)[1], stream
+            round_,
+            situations,
+            lambda sit: solve_situation_checked(space, round_, sit, config, check=check, leaf_values=leaf)[1],
+            stream,
         )
 
 
@@ -265,6 +271,7 @@ def bench_turn(
     dcfr: tuple[float, float, float] = GENERATE_DCFR,
     batch: int | None = 1,
     round_: int = 2,
+    river_net: str | None = None,
 ) -> dict[str, Any]:
     """Turn (``round_`` 2) or river (3) situations solved as ``deepstack generate --street turn``
     (``river``) solves them (to the end of
@@ -272,16 +279,20 @@ def bench_turn(
     each solve's exploitability (% of the pot) is reported: how accurate the targets are. With
     ``processes`` > 1, that many processes solve ``situations`` draws each at the same time (their
     own random streams), as generation runs one process per core: the row's rate is theirs summed.
-    ``batch``: situations per solver call (forests; None: as many as the device's memory allows)."""
+    ``batch``: situations per solver call (forests; None: as many as the device's memory allows).
+    ``river_net``: turn situations solved to the end of the turn with that river network at the
+    leaves (``deepstack generate --street turn --river-net``), one at a time."""
     if check and batch != 1:
         raise ValueError("--check measures one solve at a time: it needs --batch 1")
+    if river_net is not None and (round_ != 2 or batch != 1):
+        raise ValueError("--river-net is for the turn row, one situation at a time (--batch 1)")
     dev = pick_device(device)
     if processes == 1:
-        fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_)
+        fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net)
     else:
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             jobs = [
-                pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_)
+                pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net)
                 for k in range(processes)
             ]
             fields = _combined([job.result() for job in jobs])
@@ -308,6 +319,9 @@ def bench_turn(
         **fields,
         threads=1,
         processes=processes,
+        leaves="end of the game"
+        if river_net is None
+        else {"river_net": river_net, "sha256": checked_file(river_net)[1]["sha256"]},
         **reference,
         cpu_cores=cores,
     )
@@ -447,6 +461,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--turn-net", default="models/holdem/turn.pt", help="flop row: the turn network (default models/holdem/turn.pt)"
     )
     p.add_argument(
+        "--river-net",
+        default=None,
+        help="turn row: solved to the end of the turn with this river network at the leaves, as deepstack generate "
+        "--street turn --river-net (default: none, to the end of the game)",
+    )
+    p.add_argument(
         "--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)"
     )
     p.add_argument(
@@ -512,10 +532,26 @@ def main(argv: list[str]) -> int:
     if "leduc" in streets:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
+    if args.river_net is not None:
+        try:
+            load_next_net(args.river_net, "river")
+        except ModelError as exc:
+            print(f"deepstack bench generate: error: --river-net: {exc}", file=sys.stderr)
+            return 2
     if "turn" in streets:
         print(
             json.dumps(
-                bench_turn(args.turn_situations, iters, args.turn_algorithm, args.device, args.check, args.processes, dcfr, batch)
+                bench_turn(
+                    args.turn_situations,
+                    iters,
+                    args.turn_algorithm,
+                    args.device,
+                    args.check,
+                    args.processes,
+                    dcfr,
+                    batch,
+                    river_net=args.river_net,
+                )
             ),
             flush=True,
         )

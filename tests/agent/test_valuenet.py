@@ -836,6 +836,13 @@ def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, ca
         == 2
     )
     assert "--river-net is for --street turn" in capsys.readouterr().err
+    # bench generate's turn row, the same way
+    bench = ["bench", "generate", "--street", "turn", "--river-net", river, "--turn-situations", "1", "--turn-iterations", "2"]
+    assert main(bench) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert row["bench"] == "generate.turn" and row["leaves"]["river_net"] == river and row["iterations"] == 2
+    assert main(["bench", "generate", "--street", "turn", "--river-net", "models/holdem/turn.pt"]) == 2
+    assert "needs the river network" in capsys.readouterr().err
 
 
 def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
