@@ -782,59 +782,29 @@ def test_an_ensemble_is_the_mean_of_its_members_and_names_them(tmp_path: Path) -
 def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``generate --street turn --river-net``: turn situations solved to the end of the turn with
     the shipped river network over every river card at the leaves; the folder records the network
-    (refused with another one), a turn network trains on it, and a non-river network is refused."""
+    (refused with another one), a non-river network is refused, and ``bench generate`` times the same."""
     from agent.cli.main import main
+
+    def hunl(*args: str) -> int:
+        return main(["generate", "--game", "hunl", *args])
 
     river = "models/holdem/river-small.pt"
     data = tmp_path / "turn"
-    args = ["generate", "--game", "hunl", "--street", "turn", "--river-net", river, "--situations", "2"]
-    assert main([*args, "--shard-size", "1", "--iterations", "3", "--out", str(data)]) == 0
+    small = ["--situations", "2", "--shard-size", "1", "--iterations", "3"]
+    assert hunl("--street", "turn", "--river-net", river, *small, "--out", str(data)) == 0
     with np.load(data / "shard-00000.npz") as shard:
         assert (shard["boards"][0] >= 0).sum() == 4 and np.all(np.isfinite(shard["values"]))
         assert np.abs(shard["values"]).max() > 0
     record = json.loads((data / "generate.json").read_text())
     assert river in json.dumps(record) and "next_net_sha256" in json.dumps(record)
     capsys.readouterr()
-    other = ["--river-net", "models/holdem/river.pt", "--situations", "3", "--shard-size", "1", "--iterations", "3"]
-    assert main(["generate", "--game", "hunl", "--street", "turn", *other, "--out", str(data)]) == 2  # not mixed in
+    assert hunl("--street", "turn", "--river-net", "models/holdem/river.pt", *small, "--out", str(data)) == 2  # not mixed in
     capsys.readouterr()
     assert (
-        main(
-            [
-                "generate",
-                "--game",
-                "hunl",
-                "--street",
-                "turn",
-                "--river-net",
-                "models/holdem/turn.pt",
-                "--situations",
-                "1",
-                "--out",
-                str(tmp_path / "bad"),
-            ]
-        )
-        == 2
+        hunl("--street", "turn", "--river-net", "models/holdem/turn.pt", "--situations", "1", "--out", str(tmp_path / "b")) == 2
     )
     assert "needs the river network" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "generate",
-                "--game",
-                "hunl",
-                "--street",
-                "flop",
-                "--river-net",
-                river,
-                "--situations",
-                "1",
-                "--out",
-                str(tmp_path / "bad"),
-            ]
-        )
-        == 2
-    )
+    assert hunl("--street", "flop", "--river-net", river, "--situations", "1", "--out", str(tmp_path / "b")) == 2
     assert "--river-net is for --street turn" in capsys.readouterr().err
     # bench generate's turn row, the same way
     bench = ["bench", "generate", "--street", "turn", "--river-net", river, "--turn-situations", "1", "--turn-iterations", "2"]
