@@ -233,7 +233,7 @@ def test_flop_forests_share_the_turn_network_leaves(holdem_space: HandSpace) -> 
     rng = np.random.default_rng(5)
     sits = [s for s in (draw_situation(space, 1, rng) for _ in range(4)) if not both_all_in(space.game, s)][:2]
     assert sits[0].pot != sits[1].pot
-    leaf = _next_street_leaf("hunl", "models/holdem/turn.pt")
+    leaf = _next_street_leaf("hunl", "models/holdem/turn.pt", 1)
     config = SolverConfig(algorithm="dcfr", iterations=2, device="cpu")
     states = [_start(space.game, 1, s) for s in sits]
     ranges = [_normalised(space, s) for s in sits]
