@@ -16,7 +16,8 @@ import json
 import math
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net
@@ -82,8 +84,11 @@ def parse_budget(text: str) -> float:
     return value
 
 
-def _generate_until(spec: GenerateSpec, out: Path, deadline: float) -> dict[str, float]:
-    """One worker: shards of ``spec`` into ``out`` until ``deadline`` (``time.time()``), at least one."""
+def _generate_until(
+    spec: GenerateSpec, out: Path, deadline: float, on_shard: Callable[[int], None] | None = None
+) -> dict[str, float]:
+    """One worker: shards of ``spec`` into ``out`` until ``deadline`` (``time.time()``), at least
+    one; ``on_shard`` hears of each shard's situations (in-process runs: the progress bar)."""
     torch.set_num_threads(1)
     started = time.time()
     done = len(list(out.glob("shard-*.npz"))) if out.exists() else 0
@@ -92,7 +97,13 @@ def _generate_until(spec: GenerateSpec, out: Path, deadline: float) -> dict[str,
         done += 1
         generate(replace(spec, situations=done * spec.shard_size), out, progress=False, command="deepstack campaign")
         made += 1
+        if on_shard is not None:
+            on_shard(spec.shard_size)
     return {"situations": made * spec.shard_size, "seconds": time.time() - started}
+
+
+def _shards(folders: list[Path]) -> int:
+    return sum(len(list(f.glob("shard-*.npz"))) for f in folders if f.exists())
 
 
 def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: SituationEncoder, train_spec: TrainSpec) -> float | None:
@@ -156,16 +167,21 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             )
             for k in range(spec.workers)
         ]
+        bar = tqdm(desc=f"generate {street}", unit=" situations", disable=not progress)
         if spec.workers == 1:  # no process to start: in this one, on one thread
             threads = torch.get_num_threads()
             try:
-                made = [_generate_until(worker_specs[0], folders[0], gen_deadline)]
+                made = [_generate_until(worker_specs[0], folders[0], gen_deadline, bar.update)]
             finally:
                 torch.set_num_threads(threads)
         else:
             with ProcessPoolExecutor(max_workers=spec.workers, mp_context=ctx) as pool:
                 jobs = [pool.submit(_generate_until, ws, folder, gen_deadline) for ws, folder in zip(worker_specs, folders)]
+                while wait(jobs, timeout=2.0).not_done:  # the shards written so far, as the workers go
+                    bar.update(_shards(folders) * gspec.shard_size - bar.n)
                 made = [j.result() for j in jobs]
+                bar.update(_shards(folders) * gspec.shard_size - bar.n)
+        bar.close()
         gen_seconds = time.time() - gen_started
         situations = int(sum(m["situations"] for m in made))
         table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
@@ -186,7 +202,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             extra_manifest=extra_manifest,
             deadline=max(stage_end, time.time() + 1.0),
         )
-        network = net_dir / f"{street}.pt"
+        network = (net_dir / f"{street}.pt").resolve()  # the next stage's leaves, wherever it runs from
         shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)
         stages[street] = {
             "network": str(network),
