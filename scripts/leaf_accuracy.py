@@ -1,10 +1,12 @@
 """How close a turn solve that ends at depth-limit leaves comes to the turn solved to the end.
 
 Random turn situations as ``deepstack generate --street turn`` draws them (R(S,p) ranges, pot
-intervals; fold, call, pot, all-in), solved three ways: to the end of the game (the reference),
-and to the end of the turn with check-down leaves or with each shipped river network over every
-river card at the leaves. Per situation and leaf kind: the range-weighted mean absolute error of
-both players' root counterfactual values, as a fraction of the pot, and the seconds it took.
+intervals; fold, call, pot, all-in), solved to the end of the game (the reference) and
+to the end of the turn: with check-down leaves, with each shipped river network over every river card
+at the leaves, and with the small river network where the leaf's chips behind over the pot exceed
+``--checkdown-spr`` and check-down elsewhere (``checkdown_spr`` in config.yaml). Per situation and
+leaf kind: the range-weighted mean absolute error of both players' root counterfactual values, as a
+fraction of the pot, and the seconds it took.
 
     python scripts/leaf_accuracy.py --situations 12 --iterations 300 --seed 5
 """
@@ -19,6 +21,7 @@ import torch
 
 from agent.bots.config import HoldemModels
 from agent.bots.settings import data_file
+from agent.leaves.by_stack import LeavesByStack
 from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 from agent.nets.buckets import RiverStrength
@@ -36,14 +39,18 @@ def main() -> None:
     parser.add_argument("--situations", type=int, default=12)
     parser.add_argument("--iterations", type=int, default=300, help="DCFR iterations of every solve")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--checkdown-spr", type=float, default=1.0, help="the split leaves' stack-to-pot ratio")
+    parser.add_argument("--skip-large", action="store_true", help="leave river.pt (7 x 500) out: it is slow")
     args = parser.parse_args()
     torch.set_num_threads(1)
     game = load_game("hunl")
     space = HandSpace(game)
     leaves = {"checkdown": CheckdownLeafValues(CheckdownMatrices(data_file(HoldemModels().preflop_checkdown)))}
-    for path in RIVER_NETS:
+    for path in RIVER_NETS[:1] if args.skip_large else RIVER_NETS:
         net, entry = load_value_net(path)
         leaves[path.rsplit("/", 1)[-1]] = BucketNetLeafValues(net, game, RiverStrength(int(entry["river_buckets"])))
+    split = f"split at spr {args.checkdown_spr:g}"
+    leaves[split] = LeavesByStack(leaves["river-small.pt"], leaves["checkdown"], min(game.stack), args.checkdown_spr)
     config = SolverConfig(iterations=args.iterations, device="cpu")
     rng = np.random.default_rng(args.seed)
     errors: dict[str, list[float]] = {k: [] for k in leaves}

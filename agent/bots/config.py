@@ -95,6 +95,16 @@ class StreetConfig:
     #: how the lookahead ends: "net" (DeepStack's value network of the next street),
     #: "checkdown" (the rest of the hand checked down; no network), "end" (solve to the end)
     leaves: Literal["net", "checkdown", "end"] = "checkdown"
+    #: with leaves "net" (flop, turn): the leaves whose chips behind over the pot are at most this
+    #: are checked down instead, where the network errs most and check-down is nearly exact
+    #: (docs/results.md, "Leaf accuracy"); 0: the network at every leaf
+    checkdown_spr: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.checkdown_spr >= 0 and self.checkdown_spr < float("inf")):
+            raise ConfigError(f"checkdown_spr: {self.checkdown_spr} must be a number >= 0")
+        if self.checkdown_spr > 0 and self.leaves != "net":
+            raise ConfigError(f"checkdown_spr: {self.checkdown_spr} is for leaves 'net', not {self.leaves!r}")
 
 
 @dataclass(frozen=True)
@@ -150,6 +160,12 @@ class HoldemBotConfig:
     #: used when made by the same settings, models and code, else solved at start-up; a file of
     #: your own (not a shipped one under models/) is rewritten at match end with the decisions met
     start_cache: str | None = field(default="models/start/hunl.pkl", metadata=MODEL_PATH)
+
+    def __post_init__(self) -> None:
+        if self.preflop.checkdown_spr > 0:
+            raise ConfigError(
+                "bot.hunl.preflop.checkdown_spr: the pre-flop's network leaves are the auxiliary network's, all of them"
+            )
 
 
 @dataclass(frozen=True)
@@ -280,7 +296,13 @@ def _build(cls: Any, data: dict[str, Any], where: str, base: Any = None) -> Any:
             kwargs[k] = _build(type(default), v, key, base=default)
         else:
             kwargs[k] = _convert(v, hints[k], key)
-    return dataclasses.replace(base, **kwargs)
+    try:
+        return dataclasses.replace(base, **kwargs)
+    except ConfigError as exc:  # a check of the part's own fields names them without its key path
+        first = str(exc).split(":", 1)[0]
+        if where and first in known:
+            raise ConfigError(f"{where}.{exc}", key=f"{where}.{first}") from None
+        raise
 
 
 def _resolve_paths(obj: Any, given: Any, base: Path) -> Any:

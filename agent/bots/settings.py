@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
+from agent.leaves.by_stack import LeavesByStack
 from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
@@ -94,15 +95,14 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             streets.append(
                 StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values)
             )
-        elif r == 1:
-            turn = net_leaf(cfg.models.turn_net, cfg.models.turn_buckets)
-            streets.append(
-                StreetSettings(sizing=sizing, config=config, last_round=1, leaf_values=turn, chance_values=turn.chance_values)
+        else:  # the flop ends at the turn network, the turn at the river network, over every next card
+            leaf: BucketNetLeafValues | LeavesByStack = (
+                net_leaf(cfg.models.turn_net, cfg.models.turn_buckets) if r == 1 else river_leaf(cfg.models.river_net)
             )
-        else:  # the turn ends at the river: the river network over every river card (DeepHoldem, Supremus)
-            river = river_leaf(cfg.models.river_net)
+            if sc.checkdown_spr > 0:
+                leaf = LeavesByStack(leaf, get_checkdown(), min(game.stack), sc.checkdown_spr)
             streets.append(
-                StreetSettings(sizing=sizing, config=config, last_round=2, leaf_values=river, chance_values=river.chance_values)
+                StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values)
             )
     if cfg.street_start_values == "solve":
         space = HandSpace(game)
@@ -147,7 +147,7 @@ def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
     hc = config.bot.hunl
     m = hc.models
     keys = []
-    if any(s.leaves == "checkdown" for s in (hc.preflop, hc.flop, hc.turn)):
+    if any(s.leaves == "checkdown" or s.checkdown_spr > 0 for s in (hc.preflop, hc.flop, hc.turn)):
         keys.append("preflop_checkdown")
     if hc.preflop.leaves == "net":
         keys += ["aux_net", "flop_net", "flop_buckets"]

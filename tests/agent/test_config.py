@@ -119,6 +119,9 @@ def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: nett}\n")
     with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.leaves: 'nett' is not one of 'net' \| 'checkdown' \| 'end'"):
         load_config(path)
+    path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: checkdown, checkdown_spr: 1}\n")
+    with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.checkdown_spr: 1.0 is for leaves 'net', not 'checkdown'"):
+        load_config(path)
 
 
 def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -140,3 +140,49 @@ def test_river_network_leaves_answer_both_players_from_one_call(hunl: Game) -> N
     boards = [tuple(cards) + (c,) for c in range(52) if c not in cards]
     mean = sum(leaf.chance_values(snap, b) for b in boards)[:, hands] / 44
     np.testing.assert_allclose(first[:, 0].numpy(), mean, rtol=1e-3, atol=1e-4 * np.abs(mean).max())
+
+
+def test_leaves_split_by_stack_to_pot_ratio(hunl: Game) -> None:
+    """``checkdown_spr``: a turn lookahead's leaves with little behind (after a pot bet and call, or
+    all in) are checked down, the others valued by the river network; each part gives what its own
+    leaf function gives there, the network's averages keep their leaf numbers, and the next round's
+    values come from whichever valued the leaf."""
+    from agent.leaves.by_stack import LeavesByStack, stack_to_pot
+    from agent.leaves.holdem import BucketNetLeafValues
+    from agent.leaves.snapshot import LeafSnapshot
+    from agent.nets.buckets import RiverStrength
+    from agent.nets.manifest import load_value_net
+    from agent.solver.resolve import prepare
+    from native.cards import cards_from_str
+
+    assert np.allclose(stack_to_pot(np.array([[1000, 1000], [19000, 20000]]), 20000), [9.5, 0.0])
+    net, entry = load_value_net(Path(models_init).parent / "holdem" / "river-small.pt")
+    river = BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"])))
+    checkdown = CheckdownLeafValues(CheckdownMatrices(Path(models_init).parent / "holdem" / "preflop-checkdown.npz"))
+    split = LeavesByStack(river, checkdown, 20000, max_spr=1.0)
+    space = HandSpace(hunl)
+    cards = cards_from_str("QsJh2h8d")
+    state = HandState.at_round_start(hunl, 2, (3000, 3000), cards)
+    hands = np.flatnonzero(space.valid(cards))
+    sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
+    _, la = prepare(state, space, hands, sizing, SolverConfig(device="cpu"), last_round=2)
+    shallow = stack_to_pot(la.leaves.spent, 20000) <= 1.0
+    assert shallow.any() and (~shallow).any()
+    reach = torch.rand(2, len(la.leaves.rows), len(hands), generator=torch.Generator().manual_seed(1), dtype=la.dtype)
+    values = split(reach, la.leaves, la)
+    deep_idx, shallow_idx = np.flatnonzero(~shallow), np.flatnonzero(shallow)
+    # (the wrapped functions prepare the lookahead for their own leaves: fresh ones to compare with)
+    alone = CheckdownLeafValues(checkdown.matrices)(reach, la.leaves, la)
+    torch.testing.assert_close(values[:, shallow_idx], alone[:, shallow_idx], rtol=1e-4, atol=1e-3)
+    mine = BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"])))
+    sub = split._split(la.leaves, la).net_leaves
+    torch.testing.assert_close(values[:, deep_idx], mine(reach[:, deep_idx].contiguous(), sub, la), rtol=1e-4, atol=1e-3)
+    split.track_average(la, 0, 1.0)
+    split.track_average(la, 1, 1.0)
+    boards = split.average_board_values(la, int(deep_idx[0]))
+    assert boards is not None and len(boards) == 48 and split.average_board_values(la, int(shallow_idx[0])) is None
+    full = np.zeros((2, 1326))
+    for i, kind in ((deep_idx[0], river), (shallow_idx[0], checkdown)):
+        snap = LeafSnapshot(full + 1.0 / len(hands), tuple(int(x) for x in la.leaves.spent[i]), tuple(cards), 3)
+        board = tuple(cards) + (next(c for c in range(52) if c not in cards),)
+        np.testing.assert_allclose(split.chance_values(snap, board), kind.chance_values(snap, board))

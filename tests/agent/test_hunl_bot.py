@@ -206,11 +206,13 @@ def test_off_tree_raises_with_lookaheads_at_one_address(hunl: Game, tmp_path: Pa
         np.testing.assert_array_equal(g.child_values, e.child_values)
 
 
-def test_turn_resolves_end_at_the_river_network(hunl: Game) -> None:
+@pytest.mark.parametrize("spr", [0.0, 1.0])
+def test_turn_resolves_end_at_the_river_network(hunl: Game, spr: float) -> None:
     """``turn: {leaves: net}``: the turn re-solve ends at the river with the shipped river
     network (TorchScript, its river abstraction from the manifest) over every river card,
     updating both players at once (one network call per iteration); the river that follows is
     re-solved from the values the turn re-solve averaged there."""
+    from agent.leaves.by_stack import LeavesByStack
     from agent.leaves.holdem import BucketNetLeafValues
     from agent.nets.buckets import RiverStrength
 
@@ -218,13 +220,15 @@ def test_turn_resolves_end_at_the_river_network(hunl: Game) -> None:
         load_config().bot.hunl,
         preflop=StreetConfig(3, "checkdown"),
         flop=StreetConfig(3, "checkdown"),
-        turn=StreetConfig(4, "net"),
+        turn=StreetConfig(4, "net", checkdown_spr=spr),
         river=StreetConfig(4, "end"),
     )
     settings = hunl_settings(hunl, cfg, "cpu")
     turn = settings.street(2)
     assert turn.last_round == 2 and not turn.config.alternating and settings.street(1).config.alternating
-    assert isinstance(turn.leaf_values, BucketNetLeafValues) and isinstance(turn.leaf_values.buckets, RiverStrength)
+    net = turn.leaf_values if not spr else turn.leaf_values.net  # checkdown_spr: check-down where little is behind
+    assert isinstance(turn.leaf_values, LeavesByStack) == bool(spr)
+    assert isinstance(net, BucketNetLeafValues) and isinstance(net.buckets, RiverStrength)
     space = HandSpace(hunl)
     resolver = ContinualResolver(space, settings, cache=False)
     state = _replay(resolver, hunl, 0, "r300c/cc/", "3s5s3h/Ah")  # we act first after the flop
