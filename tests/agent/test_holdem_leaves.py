@@ -112,20 +112,9 @@ def test_river_network_leaves_answer_both_players_from_one_call(hunl: Game) -> N
     """Turn leaves valued by the shipped river network: a second call with the same reach (the
     other player's half of a simultaneous update) returns the first call's values; another
     reach gets new ones; the values are those of the network's own per-board evaluation."""
-    from agent.leaves.holdem import BucketNetLeafValues
-    from agent.nets.buckets import RiverStrength
-    from agent.nets.manifest import load_value_net
-    from agent.solver.resolve import prepare
-    from native.cards import cards_from_str
 
-    net, entry = load_value_net(Path(models_init).parent / "holdem" / "river.pt")
-    leaf = BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"])))
-    space = HandSpace(hunl)
-    cards = cards_from_str("QsJh2h8d")
-    state = HandState.at_round_start(hunl, 2, (300, 300), cards)
-    hands = np.flatnonzero(space.valid(cards))
-    sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
-    _, la = prepare(state, space, hands, sizing, SolverConfig(device="cpu"), last_round=2)
+    leaf, _ = _river_leaf(hunl, "river.pt")
+    cards, hands, la = _turn_lookahead(hunl, 300)
     gen = torch.Generator().manual_seed(0)
     reach = torch.rand(2, len(la.leaves.rows), len(hands), generator=gen, dtype=la.dtype)
     first = leaf(reach, la.leaves, la)
@@ -148,24 +137,13 @@ def test_leaves_split_by_stack_to_pot_ratio(hunl: Game) -> None:
     leaf function gives there, the network's averages keep their leaf numbers, and the next round's
     values come from whichever valued the leaf."""
     from agent.leaves.by_stack import LeavesByStack, stack_to_pot
-    from agent.leaves.holdem import BucketNetLeafValues
     from agent.leaves.snapshot import LeafSnapshot
-    from agent.nets.buckets import RiverStrength
-    from agent.nets.manifest import load_value_net
-    from agent.solver.resolve import prepare
-    from native.cards import cards_from_str
 
     assert np.allclose(stack_to_pot(np.array([[1000, 1000], [19000, 20000]]), 20000), [9.5, 0.0])
-    net, entry = load_value_net(Path(models_init).parent / "holdem" / "river-small.pt")
-    river = BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"])))
+    river, net = _river_leaf(hunl, "river-small.pt")
     checkdown = CheckdownLeafValues(CheckdownMatrices(Path(models_init).parent / "holdem" / "preflop-checkdown.npz"))
     split = LeavesByStack(river, checkdown, 20000, max_spr=1.0)
-    space = HandSpace(hunl)
-    cards = cards_from_str("QsJh2h8d")
-    state = HandState.at_round_start(hunl, 2, (3000, 3000), cards)
-    hands = np.flatnonzero(space.valid(cards))
-    sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
-    _, la = prepare(state, space, hands, sizing, SolverConfig(device="cpu"), last_round=2)
+    cards, hands, la = _turn_lookahead(hunl, 3000)
     shallow = stack_to_pot(la.leaves.spent, 20000) <= 1.0
     assert shallow.any() and (~shallow).any()
     reach = torch.rand(2, len(la.leaves.rows), len(hands), generator=torch.Generator().manual_seed(1), dtype=la.dtype)
@@ -174,7 +152,7 @@ def test_leaves_split_by_stack_to_pot_ratio(hunl: Game) -> None:
     # (the wrapped functions prepare the lookahead for their own leaves: fresh ones to compare with)
     alone = CheckdownLeafValues(checkdown.matrices)(reach, la.leaves, la)
     torch.testing.assert_close(values[:, shallow_idx], alone[:, shallow_idx], rtol=1e-4, atol=1e-3)
-    mine = BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"])))
+    mine, _ = _river_leaf(hunl, "river-small.pt")
     sub = split._split(la.leaves, la).net_leaves
     torch.testing.assert_close(values[:, deep_idx], mine(reach[:, deep_idx].contiguous(), sub, la), rtol=1e-4, atol=1e-3)
     split.track_average(la, 0, 1.0)
@@ -186,3 +164,27 @@ def test_leaves_split_by_stack_to_pot_ratio(hunl: Game) -> None:
         snap = LeafSnapshot(full + 1.0 / len(hands), tuple(int(x) for x in la.leaves.spent[i]), tuple(cards), 3)
         board = tuple(cards) + (next(c for c in range(52) if c not in cards),)
         np.testing.assert_allclose(split.chance_values(snap, board), kind.chance_values(snap, board))
+
+
+def _river_leaf(hunl: Game, name: str):
+    """A shipped river network as turn leaves (and the network)."""
+    from agent.leaves.holdem import BucketNetLeafValues
+    from agent.nets.buckets import RiverStrength
+    from agent.nets.manifest import load_value_net
+
+    net, entry = load_value_net(Path(models_init).parent / "holdem" / name)
+    return BucketNetLeafValues(net, hunl, RiverStrength(int(entry["river_buckets"]))), net
+
+
+def _turn_lookahead(hunl: Game, half_pot: int):
+    """A turn lookahead on QsJh2h8d ending at the river, every hand: (cards, hands, lookahead)."""
+    from agent.solver.resolve import prepare
+    from native.cards import cards_from_str
+
+    space = HandSpace(hunl)
+    cards = cards_from_str("QsJh2h8d")
+    state = HandState.at_round_start(hunl, 2, (half_pot, half_pot), cards)
+    hands = np.flatnonzero(space.valid(cards))
+    sizing = [DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river")]
+    _, la = prepare(state, space, hands, sizing, SolverConfig(device="cpu"), last_round=2)
+    return cards, hands, la
