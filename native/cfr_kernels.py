@@ -786,25 +786,20 @@ class SolverKernels:
 
     # ------------------------------------------------------------------ best response
     def _best_response_plan(self, player: int) -> list[tuple[int, Any, Any, Any] | None]:
-        """Per backward depth, ``player``'s decisions there: (count, rows, children, valid)
-        pointers into contiguous copies kept alive here; built once per player."""
+        """The solver's :meth:`~agent.solver.cfr.Solver.best_response_plan` as (count, rows,
+        children, valid) pointers into contiguous copies kept alive here; built once per player."""
         plan = self._br_plans.get(player)
-        if plan is not None:
-            return plan
-        la = self.solver.la
-        sl = la.dec_slices[player]
-        rows_all, children_all = la.dec_rows[sl].cpu(), la.dec_children[sl].cpu()
-        valid_all = la.dec_valid[sl].cpu().to(torch.float32)
-        plan = []
-        for d in range(len(la.transitions)):
-            depth = la.depth_slices[d]
-            at = (rows_all >= depth.start) & (rows_all < depth.stop)
-            if not bool(at.any()):
-                plan.append(None)
-                continue
-            rows, children, valid = (self._hold(x[at].contiguous()) for x in (rows_all, children_all, valid_all))
-            plan.append((len(rows), _ip(rows), _ip(children), _fp(valid)))
-        self._br_plans[player] = plan
+        if plan is None:
+            plan = []
+            for entry in self.solver.best_response_plan(player):
+                if entry is None:
+                    plan.append(None)
+                    continue
+                rows, children, invalid = entry
+                valid = (~invalid).squeeze(2).to(torch.float32)
+                rows, children, valid = (self._hold(x.cpu().contiguous()) for x in (rows, children, valid))
+                plan.append((len(rows), _ip(rows), _ip(children), _fp(valid)))
+            self._br_plans[player] = plan
         return plan
 
     def _hold(self, x: torch.Tensor) -> torch.Tensor:

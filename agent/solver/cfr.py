@@ -588,7 +588,7 @@ class Solver:
             br = [self._best_response_values(p)[0].clone() for p in range(2)]
         return br[0], br[1], values[0], values[1]
 
-    def _best_response_plan(self, player: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]:
+    def best_response_plan(self, player: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]:
         """Per depth, ``player``'s decision rows there, their children and the invalid actions
         (``[m, A, 1]``), found once per lookahead (a best response is checked many times)."""
         plan = self._br_plans.get(player)
@@ -611,7 +611,7 @@ class Solver:
         if self._kernels is not None:
             self._kernels.propagate_best_response(player)
             return values
-        plan = self._best_response_plan(player)
+        plan = self.best_response_plan(player)
         for d in range(len(la.transitions) - 1, -1, -1):
             values.index_add_(0, la.transitions[d].parent, self._contribution(player, d))
             if plan[d] is not None:

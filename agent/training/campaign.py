@@ -23,7 +23,6 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -32,7 +31,7 @@ from agent.nets.manifest import ModelError, checked_file, load_value_net
 from agent.nets.valuenet import masked_huber
 from agent.training.datagen import NEXT_STREET, GenerateSpec, generate
 from agent.training.streets import STREET_ROUND, street_abstraction
-from agent.training.train import TrainSpec, load_datasets, train
+from agent.training.train import TrainSpec, load_datasets, train, validation_split
 from protocol.gamedef import load_game
 
 #: the order the networks are built in: each street's leaves need the one before
@@ -114,8 +113,7 @@ def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: Situation
     except ModelError:
         return None
     x, y, m = load_datasets(folders, encoder)
-    perm = np.random.default_rng(train_spec.seed).permutation(len(x))
-    val = torch.as_tensor(perm[: max(1, int(round(train_spec.validation_fraction * len(x))))])
+    val = torch.as_tensor(validation_split(len(x), train_spec)[0])
     X, Y, M = (torch.as_tensor(a)[val] for a in (x, y, m))
     try:
         with torch.no_grad():
@@ -212,7 +210,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             "train_seconds": time.time() - train_started,
             "epochs": len(json.loads((net_dir / f"{street}.history.json").read_text())),
             "validation_loss": float(stats["validation_loss"]),
-            "held_out": max(1, int(round(tspec.validation_fraction * situations))),
+            "held_out": len(validation_split(situations, tspec)[0]),
             "shipped": SHIPPED[street],
             "shipped_validation_loss": shipped,
             "beats_shipped": shipped is not None and float(stats["validation_loss"]) < shipped,

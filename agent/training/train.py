@@ -212,6 +212,16 @@ def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: HandSpace
     return xs, ys, ms
 
 
+def validation_split(n: int, spec: TrainSpec, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The rows held out for validation and the rows trained on, of ``n`` (``rng``: the run's
+    generator, ``np.random.default_rng(spec.seed)`` when not given): the same split for any
+    caller that knows the run's spec, e.g. to compare another network on the held-out rows."""
+    rng = np.random.default_rng(spec.seed) if rng is None else rng
+    perm = rng.permutation(n)
+    n_val = max(1, int(round(spec.validation_fraction * n)))
+    return perm[:n_val], perm[n_val:]
+
+
 def train(
     data_dir: Path | Sequence[Path],
     out_dir: Path,
@@ -248,9 +258,8 @@ def train(
         )
     n = len(x)
     rng = np.random.default_rng(spec.seed)
-    perm = rng.permutation(n)
-    n_val = max(1, int(round(spec.validation_fraction * n)))
-    val_idx, train_idx = perm[:n_val], perm[n_val:]
+    val_idx, train_idx = validation_split(n, spec, rng)
+    n_val = len(val_idx)
     X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
     net = ValueNet(net_spec)
     opt = torch.optim.Adam(net.parameters(), lr=spec.lr)
