@@ -841,3 +841,7 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert (out / "campaign.json").read_text() == before
     assert main(["campaign", "--budget", "soon", "--out", str(out)]) == 2
     assert "budget 'soon'" in capsys.readouterr().err
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--iterations", "turn=x"]) == 2
+    assert "--iterations: 'turn=x' is not STREET=N" in capsys.readouterr().err
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "0"]) == 2
+    assert "--workers, --hidden and --layers must be positive" in capsys.readouterr().err
