@@ -49,6 +49,34 @@ class _SnapshotOnly(HandNetLeafValues):
     average_board_values = None  # type: ignore[assignment]
 
 
+class _OracleLeaf(HandNetLeafValues):
+    """A perfect network: round 2 solved exactly (batched CFR) at each iteration's leaf ranges, in
+    place of the network's answer. The agent with it is the floor any network can reach in this
+    pipeline (what remains above the exact agent is the depth-limited procedure's own)."""
+
+    def __init__(self, space: HandSpace, config: SolverConfig) -> None:
+        super().__init__(torch.jit.script(torch.nn.Linear(1, 1)), space)  # never asked: board_values below
+        self.config = config
+        self.calls = 0
+
+    def board_values(self, reach: torch.Tensor, batch) -> torch.Tensor:
+        masked = reach.index_select(1, batch.rows) * batch.valid
+        mass = masked.sum(dim=2, keepdim=True)
+        uniform = batch.valid / batch.valid.sum(dim=1, keepdim=True).clamp(min=1)
+        norm = torch.where(mass > 0, masked / mass.clamp(min=1e-30), uniform.unsqueeze(0))
+        h = self.space.size
+        hands = batch.hands.cpu().numpy()
+        sits = []
+        for r, board in enumerate(batch.boards):
+            ranges = np.zeros((2, h))
+            ranges[:, hands] = norm[:, r].cpu().numpy()
+            sits.append(Situation(tuple(board), int(round(batch.pots[r, 0].item())), ranges))
+        solved = solve_last_round_batch(self.space, 1, sits, self.config)
+        self.calls += 1
+        values = torch.as_tensor(np.stack(solved), dtype=reach.dtype)[:, :, hands].transpose(0, 1)  # [2, R, H]
+        return values * batch.pots.unsqueeze(0) * mass.flip(0) * batch.valid
+
+
 def baseline_values(space: HandSpace, settings: ResolveSettings) -> dict[str, float]:
     """The agent's exact expected win (mbb/g, both seats averaged) against the call, raise and random
     baselines of limit Leduc, whose actions are exactly the tree's (what `deepstack match` estimates)."""
@@ -91,10 +119,12 @@ def main() -> None:
     ap.add_argument("--raw-net", default=None, help="an unlisted TorchScript network file (experiments; canonical suits)")
     ap.add_argument("--iterations", type=int, default=300)
     ap.add_argument("--exact-iterations", type=int, default=2000)
+    ap.add_argument("--oracle-iterations", type=int, default=300, help="DCFR iterations of each oracle leaf solve")
     ap.add_argument(
         "--variants",
         default="net,net-snapshot,net+exact-chance,errors",
-        help="exact (round 2 solved exactly), net (as shipped), net-snapshot (round 2 from the network asked again at "
+        help="exact (round 2 solved exactly), oracle (a perfect network: round 2 solved exactly at each iteration's "
+        "leaf ranges), net (as shipped), net-snapshot (round 2 from the network asked again at "
         "the leaf's average ranges), net+exact-chance (from round 2 solved exactly at those ranges), errors (the "
         "network against round 2 solved exactly on the states net-snapshot reaches), baselines (limit: the agent's "
         "exact expected win against call, raise and random)",
@@ -121,6 +151,13 @@ def main() -> None:
     r1, r2 = net.streets
     if "baselines" in variants:  # exact expected results of the matches against the baselines (limit)
         out["against_baselines_mbb_g"] = baseline_values(space, net)
+    if "oracle" in variants:  # a perfect network: round 2 solved exactly at each iteration's leaf ranges
+        oracle = _OracleLeaf(
+            space, SolverConfig(algorithm="dcfr", iterations=args.oracle_iterations, dtype="float64", device="cpu")
+        )
+        o1 = replace(r1, leaf_values=oracle, chance_values=oracle.chance_values)
+        out["oracle"], out["oracle_seconds"] = measure(space, ResolveSettings(streets=(o1, r2)))
+        out["oracle_leaf_calls"] = oracle.calls
     if "net" in variants:  # the agent as shipped: round 2 starts from the averaged leaf values
         out["exploitability"], out["seconds"] = measure(space, net)
     # the earlier hand-over: the network asked again at the leaf's average ranges (LeafSnapshot)

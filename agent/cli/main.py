@@ -332,6 +332,13 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the situations drawn (more data for a network: another seed)")
     p.add_argument(
+        "--sparse",
+        type=float,
+        default=0.0,
+        help="fraction of situations whose ranges leave out hands (each dropped with probability 1/2): "
+        "the zero-mass hands of the ranges a network meets at re-solving leaves (default 0)",
+    )
+    p.add_argument(
         "--device",
         default="auto",
         choices=["auto", "cpu", "cuda"],
@@ -404,6 +411,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"deepstack generate: error: --dcfr: {exc}", file=sys.stderr)
         return 2
+    if not 0.0 <= args.sparse <= 1.0:
+        print(f"deepstack generate: error: --sparse: {args.sparse} is not a fraction between 0 and 1", file=sys.stderr)
+        return 2
     try:
         batch = parse_batch(args.batch)
     except ValueError as exc:
@@ -432,6 +442,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         dcfr_gamma=gamma,
         device=device,
         batch=batch,
+        sparse=args.sparse,
     )
     try:
         if args.ray_address is not None:

@@ -101,6 +101,7 @@ class _GroupSolver:
         self.compat = both
         self.sign = np.sign(strength[:, :, None] - strength[:, None, :]) * both
         self.ranges = np.stack([s.ranges for s in spots], axis=1) * valid[None]  # [2, B, S]
+        self.valid2 = np.stack([valid, valid])  # [2, B, S]: every possible hand reached (own-reach weights)
         self.decisions = [i for i, n in enumerate(shape) if n.kind is NodeKind.DECISION]
         b, h = valid.shape
         self.regret = {d: np.zeros((len(shape[d].children), b, h)) for d in self.decisions}
@@ -112,10 +113,10 @@ class _GroupSolver:
         uniform = 1.0 / regret.shape[0]
         return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
 
-    def _reaches(self, strategy: dict[int, np.ndarray]) -> list[np.ndarray]:
-        """Per node ``[2, B, H]`` reach of both players."""
+    def _reaches(self, strategy: dict[int, np.ndarray], root: np.ndarray | None = None) -> list[np.ndarray]:
+        """Per node ``[2, B, H]`` reach of both players from ``root`` (default: the ranges)."""
         reach: list[np.ndarray | None] = [None] * len(self.shape)
-        reach[0] = self.ranges
+        reach[0] = self.ranges if root is None else root
         for i, node in enumerate(self.shape):
             if node.kind is not NodeKind.DECISION:
                 continue
@@ -157,6 +158,11 @@ class _GroupSolver:
                 strategy = {d: self._strategy(d, self.regret[d]) for d in self.decisions}
                 reach = self._reaches(strategy)
                 self._values(player, strategy, reach, regret_update=True)
+                # the average strategy is weighted by the player's own reach without its range: the
+                # range is the same factor at every decision of a hand and cancels, except where it
+                # is 0, where the hand would be left with a uniform strategy and the value of playing
+                # it (not the value of playing it well, the counterfactual value a leaf needs)
+                own = self._reaches(strategy, self.valid2)
                 pos, neg = variant.discount(t)
                 w = variant.average_weight(t)
                 for d in self.decisions:
@@ -168,7 +174,7 @@ class _GroupSolver:
                     elif (pos, neg) != (1.0, 1.0):
                         r *= np.where(r > 0, pos, neg)
                     if w:
-                        self.average[d] += w * reach[d][player][None] * strategy[d]
+                        self.average[d] += w * own[d][player][None] * strategy[d]
         final = {}
         for d in self.decisions:
             total = self.average[d].sum(axis=0, keepdims=True)

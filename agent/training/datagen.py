@@ -74,6 +74,11 @@ class GenerateSpec:
     #: flop; not Leduc's last round, batched its own way): a forest, :mod:`agent.solver.forest`. None:
     #: one at a time on the CPU, on a GPU as many as half its free memory holds
     batch: int | None = None
+    #: the fraction of situations whose ranges leave hands out (each possible hand of each player
+    #: dropped with probability 1/2, one kept): the ranges continual re-solving hands a network at
+    #: its leaves hold no mass on the hands a player folded or never plays that way, which R(S, p)
+    #: never draws (models/README.md, Leduc)
+    sparse: float = 0.0
 
     def solver_config(self, dtype: str) -> SolverConfig:
         return SolverConfig(
@@ -94,7 +99,7 @@ class GenerateSpec:
 #: at 500 (docs/training.md: HUNL turn training situations)
 GENERATE_DCFR = (GenerateSpec.dcfr_alpha, GenerateSpec.dcfr_beta, GenerateSpec.dcfr_gamma)
 #: what data recorded before the DCFR fields existed was solved with (DCFR's published choice)
-LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0}
+LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0, "sparse": 0.0}
 
 
 def format_dcfr(dcfr: tuple[float, float, float]) -> str:
@@ -162,14 +167,28 @@ def both_all_in(game: Game, sit: Situation) -> bool:
     return all(sit.pot // 2 >= s for s in game.stack)
 
 
-def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator) -> Situation:
+def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator, sparse: float = 0.0) -> Situation:
     game = space.game
     n_board = game.board_cards_through(round_)
     board = tuple(int(c) for c in rng.choice(np.array(space.deck), n_board, replace=False))
     strength = space.strengths(board) if n_board == game.total_board_cards else _equity_strength(space, board)
     order = strength_order(strength, space.valid(board))
     ranges = np.stack([recursive_range(order, space.size, rng) for _ in range(2)])
-    return Situation(board, draw_pot(game, round_, rng), ranges)
+    pot = draw_pot(game, round_, rng)
+    if sparse > 0 and rng.random() < sparse:  # drawn only then: data without sparse ranges stays as it was
+        ranges = np.stack([drop_hands(r, order, rng) for r in ranges])
+    return Situation(board, pot, ranges)
+
+
+def drop_hands(range_: np.ndarray, order: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``range_`` with each of the hands ``order`` lists dropped with probability 1/2 (at least one
+    kept), renormalised."""
+    keep = rng.random(len(order)) < 0.5
+    if not keep.any():
+        keep[int(rng.integers(len(order)))] = True
+    out = np.zeros_like(range_)
+    out[order[keep]] = range_[order[keep]]
+    return out / out.sum()
 
 
 def _equity_strength(space: HandSpace, board: tuple[int, ...]) -> np.ndarray:
@@ -346,7 +365,7 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
     rng = np.random.default_rng([spec.seed, index])
     dtype = "float64" if is_hand_level(game) else "float32"
     config = spec.solver_config(dtype)
-    situations = [draw_situation(space, spec.round, rng) for _ in range(count)]
+    situations = [draw_situation(space, spec.round, rng, spec.sparse) for _ in range(count)]
     if is_hand_level(game) and spec.round == game.num_rounds - 1:
         solved = solve_last_round_batch(space, spec.round, situations, config)
     elif spec.next_net is not None and spec.round == 0:

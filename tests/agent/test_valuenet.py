@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from agent.leaves.handnet import HandNetLeafValues
+from agent.nets.encoding import board_features, pot_scale
 from agent.nets.manifest import load_value_net, sha256_of
 from agent.nets.valuenet import NetSpec, ValueNet
 from agent.solver.batched import BatchSpot, solve_batch
@@ -44,6 +45,30 @@ def test_batched_solver_agrees_with_the_resolver(name: str) -> None:
     for sit, values in zip(situations, batched):
         valid = space.valid(sit.board)
         assert np.all(values[:, ~valid] == 0)
+
+
+def test_a_hand_out_of_the_range_gets_the_value_of_playing_it_well(leduc_limit: Game) -> None:
+    """A hand a range holds no mass on gets its counterfactual value (its best play against the
+    opponent's strategy), as if it held a sliver of the range: the value a depth-limit leaf needs
+    for hands the player folded earlier. Averaging its strategy by reach left it uniform, its value
+    that of playing at random (a perfect Leduc network agent: 125 instead of 12 mbb/g)."""
+    space = HandSpace(leduc_limit)
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(6):
+        sit = draw_situation(space, 1, rng)
+        valid = space.valid(sit.board)
+        r = sit.ranges * valid
+        r = r / r.sum(1, keepdims=True)
+        hand = int(np.flatnonzero(valid)[int(rng.integers(valid.sum()))])
+        sliver, zero = r.copy(), r.copy()
+        sliver[0, hand] = 1e-9
+        zero[0, hand] = 0.0
+        state = HandState.at_round_start(leduc_limit, 1, (sit.pot // 2, sit.pot // 2), sit.board)
+        out = solve_batch(space, [BatchSpot(state, sliver), BatchSpot(state, zero)], FCPA, SolverConfig().variant(), 300)
+        assert abs(out[1, 0, hand] - out[0, 0, hand]) < 1e-3 * sit.pot, (out[1, 0, hand], out[0, 0, hand])
+        checked += 1
+    assert checked == 6
 
 
 def test_batched_values_are_zero_sum_and_match_a_hand_computed_case(leduc_limit: Game) -> None:
@@ -90,6 +115,34 @@ def test_resumed_generation_gives_the_same_shards(tmp_path: Path) -> None:
         with np.load(shard_path(full, i)) as a, np.load(shard_path(resumed, i)) as b:
             for key in ("inputs", "targets", "masks"):
                 np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_sparse_situations_leave_hands_out_and_the_rest_of_the_data_as_it_was(tmp_path: Path) -> None:
+    """--sparse 1: every situation's ranges hold no mass on some possible hands (what a network meets
+    at re-solving leaves), the boards and pots are the draws without it; --sparse 0 draws what
+    data made before the option drew."""
+    from agent.cli.main import main
+
+    space = HandSpace(load_game("leduc-limit"))
+    plain = [draw_situation(space, 1, np.random.default_rng([3, 0]))]
+    assert main(["generate", "--game", "leduc-limit", "--situations", "8", "--shard-size", "8", "--iterations", "20",
+                 "--seed", "3", "--sparse", "1", "--out", str(tmp_path / "s")]) == 0  # fmt: skip
+    with np.load(shard_path(tmp_path / "s", 0)) as shard:
+        x, m = shard["inputs"], shard["masks"]
+    h = space.size
+    ranges = x[:, 1 : 1 + 2 * h]
+    assert ((ranges == 0) & (m > 0)).any(axis=1).all()  # some possible hand left out in each
+    assert np.allclose(ranges[:, :h].sum(1), 1) and np.allclose(ranges[:, h:].sum(1), 1)
+    first = plain[0]  # the first situation draws its board and pot before anything sparse draws
+    assert x[0, 0] == pytest.approx(first.pot / pot_scale(space.game))
+    np.testing.assert_array_equal(x[0, 1 + 2 * h :], board_features(space, first.board))
+    assert not np.allclose(
+        ranges[0, :h], first.ranges[0] * space.valid(first.board) / (first.ranges[0] * space.valid(first.board)).sum()
+    )
+    assert (
+        main(["generate", "--game", "leduc-limit", "--situations", "8", "--out", str(tmp_path / "bad"), "--sparse", "1.5"]) == 2
+    )
+    assert not (tmp_path / "bad").exists()
 
 
 def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
