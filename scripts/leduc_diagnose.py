@@ -1,7 +1,8 @@
 """Where the Leduc network agent's exploitability comes from (issue 31 diagnosis).
 
 Variants of the agent, each measured exactly (continual re-solving at every public state, exact
-best response): round 2 solved exactly; the network agent as shipped (round 2 starts from the
+best response): round 2 solved exactly; a perfect network (oracle: round 2 solved exactly at each
+CFR iteration's leaf ranges, the floor any network reaches); the network agent as shipped (round 2 starts from the
 network's per-board values averaged over the re-solve's iterations); the earlier hand-over (the
 network asked again at the leaf's average ranges); that hand-over with round 2 solved exactly at
 those ranges instead of the network. Also the network's error on the (leaf, board) states the
