@@ -75,9 +75,8 @@ class GenerateSpec:
     #: one at a time on the CPU, on a GPU as many as half its free memory holds
     batch: int | None = None
     #: the fraction of situations whose ranges leave hands out (each possible hand of each player
-    #: dropped with probability 1/2, one kept): the ranges continual re-solving hands a network at
-    #: its leaves hold no mass on the hands a player folded or never plays that way, which R(S, p)
-    #: never draws (models/README.md, Leduc)
+    #: dropped with probability 1/2, one kept): at re-solving leaves a range holds no mass on the
+    #: hands the player folded or never plays that way, which R(S, p) never draws (models/README.md)
     sparse: float = 0.0
 
     def solver_config(self, dtype: str) -> SolverConfig:
@@ -176,7 +175,11 @@ def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator, spar
     ranges = np.stack([recursive_range(order, space.size, rng) for _ in range(2)])
     pot = draw_pot(game, round_, rng)
     if sparse > 0 and rng.random() < sparse:  # drawn only then: data without sparse ranges stays as it was
-        ranges = np.stack([drop_hands(r, order, rng) for r in ranges])
+        while True:  # two ranges that can be dealt together
+            dropped = np.stack([drop_hands(r, order, rng) for r in ranges])
+            if dropped[0] @ space.compatible() @ dropped[1] > 0:
+                ranges = dropped
+                break
     return Situation(board, pot, ranges)
 
 
