@@ -119,6 +119,7 @@ def main() -> None:
     ap.add_argument("--net", default=None, help="a network listed in models/manifest.json (default: the shipped one)")
     ap.add_argument("--raw-net", default=None, help="an unlisted TorchScript network file (experiments; canonical suits)")
     ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--algorithm", default=None, help="the re-solves' CFR variant (default: the bot's, config.yaml)")
     ap.add_argument("--exact-iterations", type=int, default=2000)
     ap.add_argument("--oracle-iterations", type=int, default=300, help="DCFR iterations of each oracle leaf solve")
     ap.add_argument(
@@ -135,7 +136,7 @@ def main() -> None:
     game = load_game(args.game)
     cfg = load_config(None)
     bot = cfg.bot.leduc_limit if game.is_limit else cfg.bot.leduc
-    bot = replace(bot, iterations=args.iterations)
+    bot = replace(bot, iterations=args.iterations, algorithm=args.algorithm or bot.algorithm)
     if args.net:
         bot = replace(bot, value_net=args.net)
     space = HandSpace(game)
