@@ -61,10 +61,7 @@ class _OracleLeaf(HandNetLeafValues):
         self.calls = 0
 
     def board_values(self, reach: torch.Tensor, batch) -> torch.Tensor:
-        masked = reach.index_select(1, batch.rows) * batch.valid
-        mass = masked.sum(dim=2, keepdim=True)
-        uniform = batch.valid / batch.valid.sum(dim=1, keepdim=True).clamp(min=1)
-        norm = torch.where(mass > 0, masked / mass.clamp(min=1e-30), uniform.unsqueeze(0))
+        norm, mass = self.board_ranges(reach, batch)
         h = self.space.size
         hands = batch.hands.cpu().numpy()
         sits = []

@@ -96,12 +96,18 @@ class HandNetLeafValues:
     def _batch(self, leaves: LeafInfo, la: Lookahead) -> _LeafBatch:
         return self._batches.get(la, lambda: _LeafBatch(self, leaves, la))
 
+    @staticmethod
+    def board_ranges(reach: torch.Tensor, batch: _LeafBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Leaf reaches ``[2, L, H]`` -> each (leaf, next board)'s ranges ``[2, R, H]`` (masked by the
+        board, normalised; uniform where a player has no mass) and masses ``[2, R, 1]``."""
+        masked = reach.index_select(1, batch.rows) * batch.valid
+        mass = masked.sum(dim=2, keepdim=True)
+        uniform = batch.valid / batch.valid.sum(dim=1, keepdim=True).clamp(min=1)
+        return torch.where(mass > 0, masked / mass.clamp(min=1e-30), uniform.unsqueeze(0)), mass
+
     def board_values(self, reach: torch.Tensor, batch: _LeafBatch) -> torch.Tensor:
         """``[2, R, H]`` counterfactual values at each (leaf, next board) for leaf reaches ``[2, L, H]``."""
-        masked = reach.index_select(1, batch.rows) * batch.valid  # [2, R, H]
-        mass = masked.sum(dim=2, keepdim=True)  # [2, R, 1]
-        uniform = batch.valid / batch.valid.sum(dim=1, keepdim=True).clamp(min=1)
-        norm = torch.where(mass > 0, masked / mass.clamp(min=1e-30), uniform.unsqueeze(0))
+        norm, mass = self.board_ranges(reach, batch)
         full = torch.zeros(2, norm.shape[1], batch.size, dtype=torch.float32, device=norm.device)
         full[:, :, batch.hands] = norm.to(torch.float32)
         full = full.gather(2, batch.perm.unsqueeze(0).expand_as(full))  # canonical suits
