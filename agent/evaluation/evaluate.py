@@ -1,4 +1,4 @@
-"""Exact evaluation of the continual re-solving agent in small games (Leduc).
+"""Exact evaluation of the continual re-solving agent (and of a blueprint) in small games (Leduc).
 
 The agent is asked for its strategy at every public state where it acts, for every
 private hand at once, exactly as it would compute it in a match: by continual
@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from agent.blueprint.mccfr import Blueprint
 from agent.resolving.continual import ContinualResolver, HandMemory
 from agent.solver.cfr import Solver, Variant, exploitability
 from agent.solver.handspace import HandSpace
@@ -90,6 +91,22 @@ def agent_profile(
     valid_rows = torch.stack([torch.as_tensor(space.valid(la.boards[int(la.row_board[int(r)])])) for r in la.dec_rows])
     strategy = strategy * valid_rows.unsqueeze(1)
     return AgentProfile(la, strategy, resolves)
+
+
+def blueprint_profile(blueprint: Blueprint, space: HandSpace) -> AgentProfile:
+    """A blueprint's average strategy as a profile on its own tree (every hand of every board looked up
+    in the abstraction), for the exact best response of small games."""
+    tree = blueprint.tree
+    la = compile_lookahead(tree.root, space, np.arange(space.size), torch.device("cpu"), torch.float64)
+    strategy = torch.zeros(len(la.dec_rows), la.num_actions, space.size, dtype=torch.float64)
+    for m, row in enumerate(la.dec_rows.tolist()):
+        node = la.nodes[row]
+        n = tree.index_of(node)
+        board = la.boards[int(la.row_board[row])]
+        r, a = node.state.round, len(node.actions)
+        for h in np.nonzero(space.valid(board))[0]:
+            strategy[m, :a, h] = torch.as_tensor(blueprint.average(n, blueprint.abstraction.bucket(r, int(h), board)))
+    return AgentProfile(la, strategy, 0)
 
 
 def profile_exploitability(profile: AgentProfile) -> dict[str, float]:

@@ -179,6 +179,18 @@ int64_t ds_leaf_encode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t
 int64_t ds_leaf_decode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t *rows, const float *net,
                        const int32_t *slots, const float *valid, const float *pot, const float *mass,
                        const float *weight, float *vals, float *acc);
+/* external-sampling Monte Carlo CFR over a flat abstract betting tree (mccfr.c; see its comment):
+ * ds_mccfr_check_tree returns -1 for a sound tree, -2 for bad sizes, else the first bad node;
+ * ds_mccfr_run returns -1 when every deal ran, -2 bad sizes, -3 a bad tree, else the index of the
+ * first deal with a bucket or outcome out of range (the deals before it ran) */
+int64_t ds_mccfr_check_tree(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
+                            const int32_t *first_child, const int8_t *num_children, const int64_t *slot, int n_rounds,
+                            const int32_t *num_buckets, int64_t n_slots);
+int64_t ds_mccfr_run(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
+                     const int32_t *first_child, const int8_t *num_children, const int64_t *slot, const float *fold_value0,
+                     const float *stake, int n_rounds, const int32_t *num_buckets, int64_t n_deals,
+                     const int32_t *buckets, const int8_t *outcome, int64_t n_slots, float *regrets,
+                     float *strategy_sum, uint64_t seed);
 /* CDEF END */
 
 #endif
