@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from agent.solver.handspace import HandSpace
+from protocol.gamedef import Game
 
 #: a lossless abstraction beyond this many buckets in a round is not what its caller wants
 MAX_LOSSLESS_BUCKETS = 1_000_000
@@ -20,6 +21,8 @@ MAX_LOSSLESS_BUCKETS = 1_000_000
 class Abstraction(Protocol):
     """Buckets per round and deals for MCCFR."""
 
+    #: how a blueprint file names it (:func:`make_abstraction`)
+    name: str
     num_buckets: tuple[int, ...]
 
     def bucket(self, round_: int, hand: int, board: tuple[int, ...]) -> int:
@@ -34,6 +37,8 @@ class Abstraction(Protocol):
 
 class LosslessAbstraction:
     """Bucket = (hand, board) pair: round ``r``'s bucket is ``hand * boards_r + board index``."""
+
+    name = "lossless"
 
     def __init__(self, space: HandSpace) -> None:
         game = space.game
@@ -69,6 +74,13 @@ class LosslessAbstraction:
         strength = self._strength[board[:, None], hands]
         outcome = np.sign(strength[:, 0] - strength[:, 1]).astype(np.int8)
         return buckets, outcome
+
+
+def make_abstraction(name: str, game: Game) -> Abstraction:
+    """The card abstraction called ``name`` for ``game``."""
+    if name == "lossless":
+        return LosslessAbstraction(HandSpace(game))
+    raise ValueError(f"unknown card abstraction {name!r}; known: lossless")
 
 
 def _code(cards: np.ndarray) -> np.ndarray:

@@ -1,18 +1,28 @@
 """Training a blueprint: external-sampling MCCFR (in C) over a betting tree and a card abstraction,
-with linear averaging, resumable from its checkpoint."""
+with linear averaging, saved to and resumed from one self-describing file."""
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from agent.blueprint.abstraction import Abstraction
+from agent.blueprint.abstraction import Abstraction, make_abstraction
 from agent.blueprint.tree import BlueprintTree
+from agent.solver.tree import BetSizing
 from native import mccfr
+from protocol.gamedef import Game, GameDefError, parse_game
+
+#: the file format written by :meth:`Blueprint.save`
+FORMAT = "deepstack-blueprint-1"
+
+
+class BlueprintFileError(ValueError):
+    """A blueprint file that cannot be used (missing, corrupt, or for another game or tree)."""
 
 
 @dataclass
@@ -24,6 +34,7 @@ class Blueprint:
     regrets: np.ndarray = field(default=None)  # type: ignore[assignment]
     strategy_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
     iterations: int = 0
+    seconds: float = 0.0
 
     def __post_init__(self) -> None:
         if tuple(self.tree.flat.num_buckets) != tuple(self.abstraction.num_buckets):
@@ -33,6 +44,12 @@ class Blueprint:
             self.regrets = np.zeros(slots, np.float32)
         if self.strategy_sum is None:
             self.strategy_sum = np.zeros(slots, np.float32)
+
+    @classmethod
+    def create(cls, game: Game, sizing: BetSizing | tuple[BetSizing, ...], abstraction: str = "lossless") -> Blueprint:
+        """A blueprint of ``game`` with no iterations yet."""
+        ab = make_abstraction(abstraction, game)
+        return cls(BlueprintTree.build(game, sizing, ab.num_buckets), ab)
 
     def train(self, iterations: int, seed: int = 0, batch: int = 20_000, linear: bool = True, progress: bool = False) -> float:
         """Run ``iterations`` more iterations (one deal each, both positions traversed); returns the
@@ -54,7 +71,9 @@ class Blueprint:
             done += n
             bar.update(n)
         bar.close()
-        return time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.seconds += seconds
+        return seconds
 
     def average(self, n: int, bucket: int) -> np.ndarray:
         """The average strategy of decision ``n`` for ``bucket`` (uniform where never reached)."""
@@ -63,14 +82,57 @@ class Blueprint:
         return s / total if total > 0 else np.full(len(s), 1.0 / len(s))
 
     def save(self, path: str | Path) -> None:
-        np.savez_compressed(path, regrets=self.regrets, strategy_sum=self.strategy_sum, iterations=self.iterations)
+        """Everything needed to play and to resume: the game, the betting and card abstractions, the
+        regrets and average-strategy sums (written to a temporary file, then moved into place)."""
+        path = Path(path)
+        meta = {
+            "format": FORMAT,
+            "game": self.tree.game.to_text(),
+            "sizing": [asdict(s) for s in self.tree.sizing],
+            "abstraction": self.abstraction.name,
+            "iterations": self.iterations,
+            "seconds": round(self.seconds, 3),
+        }
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, meta=np.array(json.dumps(meta)), regrets=self.regrets, strategy_sum=self.strategy_sum)
+        tmp.replace(path)
 
-    def load(self, path: str | Path) -> None:
-        """Resume from a checkpoint written by :meth:`save` for the same tree and abstraction."""
-        with np.load(path) as f:
-            regrets, sums = f["regrets"], f["strategy_sum"]
-            if regrets.shape != self.regrets.shape or sums.shape != self.strategy_sum.shape:
-                raise ValueError(f"{path}: a checkpoint of {regrets.shape[0]} slots, not this tree's {self.regrets.shape[0]}")
-            self.regrets[:] = regrets
-            self.strategy_sum[:] = sums
-            self.iterations = int(f["iterations"])
+    @classmethod
+    def open(cls, path: str | Path, game: Game | None = None) -> Blueprint:
+        """The blueprint saved at ``path`` (for ``game`` when given: another game is refused)."""
+        try:
+            with np.load(path) as f:
+                meta = json.loads(str(f["meta"]))
+                regrets, sums = f["regrets"], f["strategy_sum"]
+        except FileNotFoundError:
+            raise BlueprintFileError(f"{path}: no such blueprint file") from None
+        except (OSError, ValueError, KeyError) as exc:
+            raise BlueprintFileError(f"{path}: not a blueprint file ({exc})") from None
+        if meta.get("format") != FORMAT:
+            raise BlueprintFileError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        try:
+            saved_game = parse_game(meta["game"], source=str(path))
+            sizing = tuple(_sizing(s) for s in meta["sizing"])
+        except (GameDefError, KeyError, TypeError, ValueError) as exc:
+            raise BlueprintFileError(f"{path}: bad game or bet sizes ({exc})") from None
+        if game is not None and game.to_text() != saved_game.to_text():
+            raise BlueprintFileError(f"{path}: a blueprint of another game than {game.name!r}")
+        bp = cls.create(game or saved_game, sizing, meta.get("abstraction", ""))
+        if regrets.shape != bp.regrets.shape or sums.shape != bp.strategy_sum.shape:
+            raise BlueprintFileError(f"{path}: {regrets.shape[0]} slots, but its tree has {bp.regrets.shape[0]}")
+        bp.regrets[:] = regrets
+        bp.strategy_sum[:] = sums
+        bp.iterations = int(meta["iterations"])
+        bp.seconds = float(meta.get("seconds", 0.0))
+        return bp
+
+
+def _sizing(d: dict) -> BetSizing:
+    raises = d.get("raises")
+    return BetSizing(
+        bets=tuple(tuple(float(x) for x in part) for part in d["bets"]),
+        raises=None if raises is None else tuple(tuple(float(x) for x in part) for part in raises),
+        all_in=bool(d.get("all_in", True)),
+        max_raises=d.get("max_raises"),
+    )

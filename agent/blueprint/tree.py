@@ -26,6 +26,12 @@ class BlueprintTree:
     root: Node
     nodes: tuple[Node, ...]
     flat: FlatTree
+    #: the betting abstraction, one per round
+    sizing: tuple[BetSizing, ...]
+
+    @property
+    def game(self) -> Game:
+        return self.root.state.game
 
     @classmethod
     def build(cls, game: Game, sizing: BetSizing | Sequence[BetSizing], num_buckets: Sequence[int]) -> BlueprintTree:
@@ -33,7 +39,8 @@ class BlueprintTree:
         ``num_buckets[r]`` card buckets in round ``r``."""
         if len(num_buckets) != game.num_rounds:
             raise ValueError(f"{len(num_buckets)} bucket counts given for {game.num_rounds} rounds")
-        root = build_tree(HandState.initial(game), list(sizing) if isinstance(sizing, Sequence) else sizing)
+        per_round = tuple(sizing) if isinstance(sizing, Sequence) else (sizing,) * game.num_rounds
+        root = build_tree(HandState.initial(game), list(per_round))
         order: list[Node] = []
         queue = deque([root])
         while queue:
@@ -71,7 +78,7 @@ class BlueprintTree:
             elif node.kind is NodeKind.SHOWDOWN:
                 stake[n] = min(state.spent)
         flat = FlatTree(kind, player, round_, first_child, num_children, slot, fold_value0, stake, np.asarray(num_buckets), slots)
-        return cls(root, tuple(order), flat)
+        return cls(root, tuple(order), flat, per_round)
 
     def index_of(self, node: Node) -> int:
         """The flat index of one of this tree's nodes."""

@@ -183,6 +183,24 @@ class TimeConfig:
 
 
 @dataclass(frozen=True)
+class BlueprintBotConfig:
+    """The abstraction-based blueprint bot (``--bot blueprint``; agent/blueprint): its file per game
+    and how its action probabilities are post-processed before play (seed 001, section 4)."""
+
+    leduc: str | None = field(default="models/blueprint/leduc.npz", metadata=MODEL_PATH)
+    leduc_limit: str | None = field(default="models/blueprint/leduc-limit.npz", metadata=MODEL_PATH)
+    #: none yet: the hold'em abstraction is not built
+    hunl: str | None = field(default=None, metadata=MODEL_PATH)
+    postprocess: Literal["none", "threshold", "purify", "fold-bet"] = "none"
+    #: thresholding's cut-off; for fold-bet, the fold probability above which it folds outright
+    threshold: float = 0.15
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"bot.blueprint.threshold: {self.threshold} is not in [0, 1]")
+
+
+@dataclass(frozen=True)
 class BotConfig:
     time: TimeConfig = field(default_factory=TimeConfig)
     leduc: LeducBotConfig = field(
@@ -194,6 +212,7 @@ class BotConfig:
         )
     )
     hunl: HoldemBotConfig = field(default_factory=HoldemBotConfig)
+    blueprint: BlueprintBotConfig = field(default_factory=BlueprintBotConfig)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.bots.baselines import CallBot, RaiseBot, RandomBot
+from agent.bots.blueprint import BlueprintBot
 from agent.bots.config import Config, load_config
 from agent.bots.deepstack import DeepStackBot
 from protocol.bot import Bot
@@ -22,6 +23,7 @@ _REGISTRY: dict[str, BotFactory] = {
     "raise": lambda game, config, seed: RaiseBot(),
     "random": lambda game, config, seed: RandomBot(seed),
     "deepstack": _deepstack,
+    "blueprint": lambda game, config, seed: BlueprintBot(game, config, seed),
 }
 
 
@@ -46,3 +48,5 @@ def check_bot(name: str, game: Game, config: Config) -> None:
         raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(bot_names())}")
     if name == "deepstack":
         DeepStackBot.check(game, config)
+    if name == "blueprint":
+        BlueprintBot.check(game, config)

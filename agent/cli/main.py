@@ -16,6 +16,7 @@ from agent.bots.config import ConfigError, HoldemModels, load_config
 from agent.bots.registry import bot_names, check_bot, make_bot
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
+from agent.cli.blueprint import add_parser as add_blueprint
 from agent.cli.campaign import add_parser as add_campaign
 from agent.cli.common import GAME_HELP, HelpFormatter, example, port
 from agent.cli.prepare import add_parser as add_prepare
@@ -740,6 +741,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_ensemble,
     add_prepare,
     _add_eval,
+    add_blueprint,
     _add_bench,
 ]
 

@@ -3,25 +3,31 @@ Leduc without card abstraction, measured by the project's exact best response (i
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from agent.blueprint.abstraction import LosslessAbstraction
-from agent.blueprint.mccfr import Blueprint
-from agent.blueprint.tree import BlueprintTree
+from agent.blueprint.mccfr import Blueprint, BlueprintFileError
+from agent.blueprint.postprocess import postprocess
+from agent.blueprint.translation import pot_fraction, pseudo_harmonic, real_action, translate_bet
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.tree import FCPA
+from models import MODELS_DIR
 from native import mccfr
 from protocol.gamedef import Game
-from protocol.state import HandState
+from protocol.state import ActionKind, HandState, raise_to
+
+SHIPPED = MODELS_DIR / "blueprint"
 
 
 def blueprint_of(game: Game) -> tuple[Blueprint, HandSpace]:
-    space = HandSpace(game)
-    abstraction = LosslessAbstraction(space)
-    return Blueprint(BlueprintTree.build(game, FCPA, abstraction.num_buckets), abstraction), space
+    bp = Blueprint.create(game, FCPA)
+    assert isinstance(bp.abstraction, LosslessAbstraction)
+    return bp, bp.abstraction.space
 
 
 def exact_value(game: Game, space: HandSpace) -> float:
@@ -52,20 +58,24 @@ def test_training_resumed_from_a_checkpoint_is_the_same_training(leduc_limit: Ga
     first, _ = blueprint_of(leduc_limit)
     first.train(40_000, seed=5, batch=20_000)
     first.save(tmp_path / "bp.npz")
-    resumed, _ = blueprint_of(leduc_limit)
-    resumed.load(tmp_path / "bp.npz")
+    resumed = Blueprint.open(tmp_path / "bp.npz", leduc_limit)
     resumed.train(20_000, seed=5, batch=20_000)
     assert resumed.iterations == 60_000
     np.testing.assert_array_equal(resumed.regrets, straight.regrets)
     np.testing.assert_array_equal(resumed.strategy_sum, straight.strategy_sum)
 
 
-def test_a_checkpoint_of_another_tree_is_refused(leduc_limit: Game, leduc: Game, tmp_path) -> None:
+def test_a_blueprint_file_of_another_game_or_a_corrupt_one_is_refused(leduc_limit: Game, leduc: Game, tmp_path) -> None:
     limit, _ = blueprint_of(leduc_limit)
     limit.save(tmp_path / "limit.npz")
-    nolimit, _ = blueprint_of(leduc)
-    with pytest.raises(ValueError, match="slots"):
-        nolimit.load(tmp_path / "limit.npz")
+    assert Blueprint.open(tmp_path / "limit.npz").tree.game.to_text() == leduc_limit.to_text()
+    with pytest.raises(BlueprintFileError, match="another game"):
+        Blueprint.open(tmp_path / "limit.npz", leduc)
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(BlueprintFileError, match="bad.npz: not a blueprint file"):
+        Blueprint.open(tmp_path / "bad.npz")
+    with pytest.raises(BlueprintFileError, match="no such blueprint file"):
+        Blueprint.open(tmp_path / "missing.npz")
 
 
 def test_bad_deals_and_bad_trees_are_refused_not_run(leduc_limit: Game) -> None:
@@ -107,3 +117,91 @@ def test_deals_are_uniform_over_cards_with_the_right_showdowns(leduc_limit: Game
     for i in range(50):
         strength = space.strengths((sorted(space.deck)[board[i]],))
         assert outcome[i] == np.sign(strength[h0[i]] - strength[h1[i]])
+
+
+# ---------------------------------------------------------------- play: translation, post-processing, matches
+
+
+def test_pseudo_harmonic_mapping_matches_its_definition() -> None:
+    assert pseudo_harmonic(0.5, 0.5, 1.0) == 1.0 and pseudo_harmonic(1.0, 0.5, 1.0) == 0.0
+    # f_A(x) = (B - x)(1 + A) / ((B - A)(1 + x)): 0.75 pot between 0.5 and 1 -> 0.25 * 1.5 / (0.5 * 1.75)
+    assert pseudo_harmonic(0.75, 0.5, 1.0) == pytest.approx(0.25 * 1.5 / (0.5 * 1.75))
+    xs = np.linspace(0.5, 1.0, 11)
+    assert np.all(np.diff([pseudo_harmonic(x, 0.5, 1.0) for x in xs]) < 0)
+    rng = np.random.default_rng(0)
+    picks = [translate_bet(0.75, [0.5, 1.0, 2.0], rng) for _ in range(20_000)]
+    assert np.mean(np.array(picks) == 0) == pytest.approx(pseudo_harmonic(0.75, 0.5, 1.0), abs=0.015)
+    assert translate_bet(0.1, [0.5, 1.0], rng) == 0 and translate_bet(9.0, [0.5, 1.0], rng) == 1
+
+
+def test_post_processing_follows_the_seed_example() -> None:
+    """Seed 001's example: fold, call, then bets of 0.5, 0.75, 1, 1.5, 2, 5 pot and all-in."""
+    probs = np.array([0.1, 0.25, 0.15, 0.15, 0.2, 0.15, 0, 0, 0])
+    kinds = ["fold", "call"] + ["bet"] * 7
+    rng = np.random.default_rng(0)
+    assert np.argmax(postprocess(probs, kinds, "purify", 0, rng)) == 1  # purification calls
+    assert np.argmax(postprocess(probs, kinds, "fold-bet", 0.2, rng)) == 4  # the new family bets pot
+    assert np.argmax(postprocess(probs, kinds, "fold-bet", 0.05, rng)) == 0  # fold mass above the threshold
+    kept = postprocess(probs, kinds, "threshold", 0.15, rng)
+    assert kept[0] == 0 and kept.sum() == pytest.approx(1) and kept[1] == pytest.approx(0.25 / 0.9)
+    np.testing.assert_allclose(postprocess(probs, kinds, "none", 0, rng), probs)
+    with pytest.raises(ValueError, match="unknown post-processing"):
+        postprocess(probs, kinds, "round", 0, rng)
+
+
+def test_our_tree_bets_become_legal_raise_to_amounts_of_the_real_pot(leduc: Game) -> None:
+    bp = Blueprint.open(SHIPPED / "leduc.npz", leduc)
+    root = bp.tree.root
+    pot_bet = next(a for a in root.actions if a.kind is ActionKind.RAISE and a.size < root.state.raise_bounds()[1])
+    real = HandState.initial(leduc).apply(raise_to(400))  # a bet the tree lacks, then our turn
+    played = real_action(root.state, pot_bet, real)
+    low, high = real.raise_bounds()
+    assert played.kind is ActionKind.RAISE and low <= played.size <= high
+    assert played.size == real.max_spent + round(pot_fraction(root.state, pot_bet.size) * (real.pot + real.amount_to_call()))
+    all_in = root.actions[-1]
+    assert real_action(root.state, all_in, real) == raise_to(high)
+
+
+@pytest.mark.parametrize("game_name", ["leduc", "leduc-limit"])
+def test_the_shipped_blueprint_plays_a_match_on_loopback_without_corrections(game_name: str, tmp_path, capsys) -> None:
+    from agent.cli.main import main
+
+    code = main(["match", game_name, "150", "blueprint", "random", "--duplicate", "--seed", "4", "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.count("corrected actions 0") == 2
+    off_tree = [json.loads(line) for line in (tmp_path / "bots.jsonl").read_text().splitlines() if '"off_tree"' in line]
+    # random's bets are translated onto the tree; the hand leaves it only after a bet that leaves a few chips
+    # behind was mapped to the tree's all-in (then it checks and calls): seen once in 300 no-limit hands
+    assert len(off_tree) <= 3
+    assert all(e["action"] == "c" for e in off_tree)
+
+
+def test_the_shipped_blueprints_are_as_exploitable_as_recorded(leduc: Game, leduc_limit: Game) -> None:
+    """models/README.md: 50M iterations each; limit 3.0, no-limit 2.3 mbb/g (exact best response)."""
+    for game, recorded in ((leduc_limit, 3.0), (leduc, 2.3)):
+        bp = Blueprint.open(SHIPPED / f"{game.name}.npz", game)
+        e = profile_exploitability(blueprint_profile(bp, bp.abstraction.space))
+        assert 1000 * e["exploitability"] / game.big_blind == pytest.approx(recorded, abs=0.05)
+
+
+def test_blueprint_commands_train_resume_evaluate_and_refuse_bad_input(tmp_path, capsys) -> None:
+    from agent.cli.main import main
+
+    out = tmp_path / "bp.npz"
+    assert main(["blueprint", "train", "leduc-limit", "100000", "--out", str(out), "--save-every", "60000"]) == 0
+    assert main(["blueprint", "train", "leduc-limit", "50000", "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["iterations"] == 150_000
+    assert main(["blueprint", "eval", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["iterations"] == 150_000 and 0 < result["exploitability_mbb_g"] < 200
+    bad = [
+        (["blueprint", "train", "leduc-limit", "10", "--out", str(out), "--sizing", "0.5"], "other bet sizes"),
+        (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "b.npz"), "--sizing", "1/1/1"], "3 rounds given"),
+        (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "c.npz"), "--abstraction", "kmeans"], "unknown card"),
+        (["blueprint", "eval", str(tmp_path / "missing.npz")], "no such blueprint file"),
+        (["match", "hunl", "1", "blueprint", "random"], "bot.blueprint.hunl is null"),
+    ]
+    for argv, message in bad:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv

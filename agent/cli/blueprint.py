@@ -1,0 +1,144 @@
+"""``deepstack blueprint``: train the abstraction-based blueprint (MCCFR) and measure it exactly
+where the game is small enough (Leduc)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agent.blueprint.abstraction import make_abstraction
+from agent.blueprint.mccfr import Blueprint, BlueprintFileError
+from agent.bots.start_cache import is_shipped
+from agent.cli.common import GAME_HELP, HelpFormatter, example
+from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
+from agent.nets.manifest import register_model
+from agent.solver.tree import BetSizing
+from protocol.gamedef import GameDefError, load_game
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "blueprint",
+        help="train and measure the abstraction-based blueprint (MCCFR)",
+        description="The blueprint agent of seed 001 (play it with --bot blueprint): external-sampling MCCFR "
+        "in C over the whole game's betting tree and a card abstraction.",
+        epilog=example("deepstack blueprint train leduc 50000000 --out models/blueprint/leduc.npz --seed 1"),
+        formatter_class=HelpFormatter,
+    )
+    bsub = p.add_subparsers(dest="blueprint_command", required=True, metavar="COMMAND")
+    t = bsub.add_parser(
+        "train",
+        help="run MCCFR iterations into a blueprint file (resumes it when it exists)",
+        description="Run ITERATIONS more MCCFR iterations (one deal each, both positions traversed, linear "
+        "averaging) into OUT, written every --save-every iterations and at the end; an existing OUT is resumed "
+        "(its game, bet sizes and abstraction are kept; the options for them must match or be left out). A file "
+        "under models/ is recorded in models/manifest.json.",
+        epilog=example("deepstack blueprint train leduc-limit 10000000 --out models/blueprint/leduc-limit.npz"),
+        formatter_class=HelpFormatter,
+    )
+    t.add_argument("game", help=GAME_HELP)
+    t.add_argument("iterations", type=int, help="MCCFR iterations to add")
+    t.add_argument("--out", required=True, help="the blueprint file (.npz)")
+    t.add_argument(
+        "--sizing",
+        default="1",
+        help="bet sizes as pot fractions, per round separated by '/', per depth by ';' (e.g. '0.5,1;1/1'); one "
+        "spec applies to every round; all-in is always added",
+    )
+    t.add_argument("--abstraction", default="lossless", help="card abstraction (lossless: small games only)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the deals and samples")
+    t.add_argument("--save-every", type=int, default=5_000_000, help="iterations between saves")
+    p_eval = bsub.add_parser(
+        "eval",
+        help="exact exploitability of a blueprint (small games)",
+        description="The blueprint's average strategy measured by the exact best response (Leduc): "
+        "exploitability in mbb/g and the game value it gets, as JSON.",
+        epilog=example("deepstack blueprint eval models/blueprint/leduc-limit.npz"),
+        formatter_class=HelpFormatter,
+    )
+    p_eval.add_argument("file", help="a blueprint file")
+    p.set_defaults(func=run)
+
+
+def _sizing(spec: str, rounds: int) -> tuple[BetSizing, ...]:
+    parts = spec.split("/")
+    if len(parts) not in (1, rounds):
+        raise ValueError(f"--sizing {spec!r}: {len(parts)} rounds given, the game has {rounds}")
+    per_round = [BetSizing.parse(s) for s in parts]
+    return tuple(per_round * rounds if len(per_round) == 1 else per_round)
+
+
+def run(args: argparse.Namespace) -> int:
+    name = f"deepstack blueprint {args.blueprint_command}"
+    try:
+        if args.blueprint_command == "eval":
+            return _eval(args)
+        return _train(args)
+    except (BlueprintFileError, GameDefError, ValueError) as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _train(args: argparse.Namespace) -> int:
+    game = load_game(args.game)
+    if args.iterations < 0 or args.save_every < 1:
+        raise ValueError("iterations must be >= 0 and --save-every >= 1")
+    out = Path(args.out)
+    sizing = _sizing(args.sizing, game.num_rounds)
+    if out.exists():
+        bp = Blueprint.open(out, game)
+        if bp.tree.sizing != sizing or bp.abstraction.name != args.abstraction:
+            raise ValueError(f"{out} was trained with other bet sizes or another abstraction; use another --out")
+        print(f"resuming {out} at {bp.iterations:,} iterations", file=sys.stderr)
+    else:
+        make_abstraction(args.abstraction, game)  # a bad name fails before the tree is built
+        bp = Blueprint.create(game, sizing, args.abstraction)
+    left = args.iterations
+    while left > 0:
+        n = min(left, args.save_every)
+        bp.train(n, seed=args.seed, progress=True)
+        bp.save(out)
+        left -= n
+    if not out.exists():
+        bp.save(out)
+    if is_shipped(out):
+        command = (
+            f"deepstack blueprint train {args.game} {args.iterations} --out {args.out} --sizing {args.sizing} --seed {args.seed}"
+        )
+        register_model(
+            out,
+            f"blueprint-{out.stem}",
+            kind="blueprint",
+            game=args.game,
+            command=command,
+            iterations=bp.iterations,
+            abstraction=bp.abstraction.name,
+            training_seconds=round(bp.seconds, 1),
+        )
+    rate = bp.iterations / bp.seconds if bp.seconds else 0.0
+    print(
+        json.dumps(
+            {"file": str(out), "iterations": bp.iterations, "seconds": round(bp.seconds, 1), "iterations_per_s": round(rate)}
+        )
+    )
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    bp = Blueprint.open(args.file)
+    game = bp.tree.game
+    if bp.abstraction.name != "lossless":
+        raise ValueError("exact evaluation needs a lossless abstraction of a small game")
+    e = profile_exploitability(blueprint_profile(bp, bp.abstraction.space))  # type: ignore[attr-defined]
+    out = {
+        "file": args.file,
+        "iterations": bp.iterations,
+        "exploitability_mbb_g": 1000 * e["exploitability"] / game.big_blind,
+        "value0": e["value0"],
+        "br0": e["br0"],
+        "br1": e["br1"],
+    }
+    print(json.dumps(out))
+    return 0
