@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agent.blueprint.abstraction import make_abstraction
 from agent.blueprint.mccfr import Blueprint, BlueprintFileError
+from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.start_cache import is_shipped
 from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
@@ -59,6 +60,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     p_eval.add_argument("file", help="a blueprint file")
+    p_eval.add_argument("--postprocess", default="none", choices=POSTPROCESSING, help="measure the strategy as played after this")
+    p_eval.add_argument("--threshold", type=float, default=0.15, help="the post-processing's threshold")
     p.set_defaults(func=run)
 
 
@@ -131,10 +134,13 @@ def _eval(args: argparse.Namespace) -> int:
     game = bp.tree.game
     if bp.abstraction.name != "lossless":
         raise ValueError("exact evaluation needs a lossless abstraction of a small game")
-    e = profile_exploitability(blueprint_profile(bp, bp.abstraction.space))  # type: ignore[attr-defined]
+    profile = blueprint_profile(bp, bp.abstraction.space, args.postprocess, args.threshold)  # type: ignore[attr-defined]
+    e = profile_exploitability(profile)
     out = {
         "file": args.file,
         "iterations": bp.iterations,
+        "postprocess": args.postprocess,
+        "threshold": args.threshold,
         "exploitability_mbb_g": 1000 * e["exploitability"] / game.big_blind,
         "value0": e["value0"],
         "br0": e["br0"],

@@ -19,6 +19,7 @@ import torch
 from tqdm import tqdm
 
 from agent.blueprint.mccfr import Blueprint
+from agent.blueprint.postprocess import postprocess
 from agent.resolving.continual import ContinualResolver, HandMemory
 from agent.solver.cfr import Solver, Variant, exploitability
 from agent.solver.handspace import HandSpace
@@ -93,9 +94,11 @@ def agent_profile(
     return AgentProfile(la, strategy, resolves)
 
 
-def blueprint_profile(blueprint: Blueprint, space: HandSpace) -> AgentProfile:
+def blueprint_profile(blueprint: Blueprint, space: HandSpace, method: str = "none", threshold: float = 0.0) -> AgentProfile:
     """A blueprint's average strategy as a profile on its own tree (every hand of every board looked up
-    in the abstraction), for the exact best response of small games."""
+    in the abstraction), post-processed by ``method`` as in play (purification's ties broken by a
+    fixed seed), for the exact best response of small games."""
+    rng = np.random.default_rng(0)
     tree = blueprint.tree
     la = compile_lookahead(tree.root, space, np.arange(space.size), torch.device("cpu"), torch.float64)
     strategy = torch.zeros(len(la.dec_rows), la.num_actions, space.size, dtype=torch.float64)
@@ -104,8 +107,10 @@ def blueprint_profile(blueprint: Blueprint, space: HandSpace) -> AgentProfile:
         n = tree.index_of(node)
         board = la.boards[int(la.row_board[row])]
         r, a = node.state.round, len(node.actions)
+        kinds = [{ActionKind.FOLD: "fold", ActionKind.CALL: "call"}.get(x.kind, "bet") for x in node.actions]
         for h in np.nonzero(space.valid(board))[0]:
-            strategy[m, :a, h] = torch.as_tensor(blueprint.average(n, blueprint.abstraction.bucket(r, int(h), board)))
+            probs = blueprint.average(n, blueprint.abstraction.bucket(r, int(h), board))
+            strategy[m, :a, h] = torch.as_tensor(postprocess(probs, kinds, method, threshold, rng))
     return AgentProfile(la, strategy, 0)
 
 
