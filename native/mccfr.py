@@ -11,7 +11,7 @@ import numpy as np
 
 from native.evaluator import ffi, lib
 
-__all__ = ["DECISION", "FOLD", "SHOWDOWN", "CHANCE", "MAX_ACTIONS", "FlatTree", "run"]
+__all__ = ["DECISION", "FOLD", "SHOWDOWN", "CHANCE", "MAX_ACTIONS", "FlatTree", "Deals", "Exits", "iterate", "continue_exits"]
 
 DECISION, FOLD, SHOWDOWN, CHANCE = 0, 1, 2, 3
 MAX_ACTIONS = 32
@@ -79,26 +79,53 @@ class FlatTree:
         return len(self.num_buckets)
 
 
-def run(
-    tree: FlatTree,
-    buckets: np.ndarray,
-    outcome: np.ndarray,
-    regrets: np.ndarray,
-    strategy_sum: np.ndarray,
-    seed: int,
-) -> None:
-    """One MCCFR iteration per deal (both positions traversed): ``buckets`` ``[deals, 2, rounds]`` (each
-    position's bucket per round), ``outcome`` ``[deals]`` (+1 position 0 wins the showdown, -1 loses, 0
-    ties). ``regrets`` and ``strategy_sum`` (float32, ``tree.num_slots``) are updated in place."""
-    buckets = np.ascontiguousarray(buckets, dtype=np.int32)
-    outcome = np.ascontiguousarray(outcome, dtype=np.int8)
-    n = len(outcome)
-    if buckets.shape != (n, 2, tree.num_rounds):
-        raise ValueError(f"buckets must be [deals, 2, {tree.num_rounds}], not {buckets.shape}")
-    for name, acc in (("regrets", regrets), ("strategy_sum", strategy_sum)):
-        if acc.dtype != np.float32 or acc.shape != (tree.num_slots,) or not acc.flags.c_contiguous:
-            raise ValueError(f"{name} must be a contiguous float32 array of {tree.num_slots} slots")
-    rc = lib.ds_mccfr_run(
+@dataclass(frozen=True)
+class Deals:
+    """Deals as MCCFR sees them: per deal, K continuations (one per public cluster of ``split_round``'s
+    boards; K = 1 and ``split_round`` = the number of rounds: no split) with each position's bucket per
+    round ``[n, K, 2, rounds]`` (the trunk's rounds the same in every continuation), the showdown's
+    outcome ``[n, K]`` (+1: position 0 wins, -1: position 1 does, 0: a tie) and the cluster's weight
+    ``[n, K]`` (its boards the dealt hands leave possible)."""
+
+    buckets: np.ndarray
+    outcome: np.ndarray
+    weight: np.ndarray
+    split_round: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "buckets", np.ascontiguousarray(self.buckets, dtype=np.int32))
+        object.__setattr__(self, "outcome", np.ascontiguousarray(self.outcome, dtype=np.int8))
+        object.__setattr__(self, "weight", np.ascontiguousarray(self.weight, dtype=np.float32))
+        n, k = self.outcome.shape
+        if self.buckets.shape[:3] != (n, k, 2) or self.weight.shape != (n, k):
+            raise ValueError(f"deals: buckets {self.buckets.shape}, outcome {self.outcome.shape}, weight {self.weight.shape}")
+
+    @property
+    def n(self) -> int:
+        return len(self.outcome)
+
+    @property
+    def K(self) -> int:
+        return self.outcome.shape[1]
+
+
+@dataclass(frozen=True)
+class Exits:
+    """Where the trunk was left (COLLECT): the chance node, the traverser and the deal of each exit."""
+
+    node: np.ndarray
+    player: np.ndarray
+    deal: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+
+FULL, COLLECT, REPLAY, EVAL = 0, 1, 2, 3
+
+
+def _tree_args(tree: FlatTree) -> list:
+    return [
         len(tree.kind),
         _ptr(tree.kind, "int8_t *"),
         _ptr(tree.player, "int8_t *"),
@@ -110,15 +137,127 @@ def run(
         _ptr(tree.stake, "float *"),
         tree.num_rounds,
         _ptr(tree.num_buckets, "int32_t *"),
-        n,
-        _ptr(buckets, "int32_t *"),
-        _ptr(outcome, "int8_t *"),
+    ]
+
+
+def _deal_args(tree: FlatTree, deals: Deals) -> list:
+    if deals.buckets.shape[3:] != (tree.num_rounds,):
+        raise ValueError(f"buckets must be [deals, K, 2, {tree.num_rounds}], not {deals.buckets.shape}")
+    return [
+        deals.split_round,
+        deals.K,
+        deals.n,
+        _ptr(deals.buckets, "int32_t *"),
+        _ptr(deals.outcome, "int8_t *"),
+        _ptr(deals.weight, "float *"),
         tree.num_slots,
+    ]
+
+
+def _accumulator(tree: FlatTree, a: np.ndarray | None, name: str) -> np.ndarray:
+    if a is None or a.dtype != np.float32 or a.shape != (tree.num_slots,) or not a.flags.c_contiguous:
+        raise ValueError(f"{name} must be a contiguous float32 array of {tree.num_slots} slots")
+    return a
+
+
+def _check(rc: int, what: str) -> None:
+    if rc == -1:
+        return
+    if rc >= 0:
+        raise ValueError(f"deal {rc} has a bucket, an outcome or a weight out of range (nothing was played)")
+    reasons = {
+        -2: "bad arguments",
+        -3: "a malformed tree",
+        -4: "replayed values that do not match the trunk's exits",
+        -6: "an exit that is not a chance node of the trunk",
+    }
+    raise ValueError(f"{what} failed: {reasons.get(rc, rc)}")
+
+
+def iterate(
+    tree: FlatTree,
+    deals: Deals,
+    regrets: np.ndarray,
+    strategy_sum: np.ndarray | None,
+    seed: int,
+    mode: int = FULL,
+    regret_out: np.ndarray | None = None,
+    exit_values: np.ndarray | None = None,
+    root_values: bool = False,
+) -> Exits | np.ndarray | None:
+    """One MCCFR iteration per deal (both positions traversed). FULL updates ``regrets`` and
+    ``strategy_sum`` in place (the continuations walked here); COLLECT walks the trunk only and returns
+    its :class:`Exits`; REPLAY walks it again with the exits' ``exit_values`` (in order), adding its regret
+    increments to ``regret_out`` (the strategy stays ``regrets``'); EVAL updates nothing. With
+    ``root_values``, returns the sampled root values ``[deals, 2]`` (FULL, EVAL)."""
+    regrets = _accumulator(tree, regrets, "regrets")
+    updates = mode in (FULL, REPLAY)
+    if updates:
+        strategy_sum = _accumulator(tree, strategy_sum, "strategy_sum")
+        regret_out = regrets if mode == FULL else _accumulator(tree, regret_out, "regret_out")
+    values = np.zeros((deals.n, 2)) if root_values else None
+    cap = 4 * deals.n * max(tree.num_rounds, 1) * 16 if mode == COLLECT else 0
+    count = ffi.new("int64_t *")
+    while True:
+        ex_node, ex_player, ex_deal = np.empty(cap, np.int32), np.empty(cap, np.int8), np.empty(cap, np.int64)
+        replay = np.ascontiguousarray(exit_values, dtype=np.float64) if exit_values is not None else np.zeros(0)
+        rc = lib.ds_mccfr_iterate(
+            *_tree_args(tree),
+            *_deal_args(tree, deals),
+            _ptr(regrets, "float *"),
+            _ptr(regret_out, "float *") if updates else ffi.NULL,
+            _ptr(strategy_sum, "float *") if updates else ffi.NULL,
+            mode,
+            seed & 0xFFFFFFFFFFFFFFFF,
+            cap,
+            _ptr(ex_node, "int32_t *"),
+            _ptr(ex_player, "int8_t *"),
+            _ptr(ex_deal, "int64_t *"),
+            count,
+            _ptr(replay, "double *") if mode == REPLAY else ffi.NULL,
+            len(replay),
+            _ptr(values, "double *") if values is not None else ffi.NULL,
+        )
+        if rc == -5:  # more exits than room: COLLECT changes nothing, so run it again with enough
+            cap = int(count[0])
+            continue
+        _check(rc, "MCCFR")
+        break
+    if mode == COLLECT:
+        n = int(count[0])
+        return Exits(ex_node[:n].copy(), ex_player[:n].copy(), ex_deal[:n].copy())
+    return values
+
+
+def continue_exits(
+    tree: FlatTree,
+    deals: Deals,
+    regrets: np.ndarray,
+    strategy_sum: np.ndarray,
+    cluster: int,
+    seed: int,
+    exits: Exits,
+) -> np.ndarray:
+    """Cluster ``cluster``'s worker: the value of each exit with that cluster's continuation of its deal,
+    updating the cluster's information sets in ``regrets`` and ``strategy_sum``."""
+    regrets = _accumulator(tree, regrets, "regrets")
+    strategy_sum = _accumulator(tree, strategy_sum, "strategy_sum")
+    node = np.ascontiguousarray(exits.node, dtype=np.int32)
+    player = np.ascontiguousarray(exits.player, dtype=np.int8)
+    deal = np.ascontiguousarray(exits.deal, dtype=np.int64)
+    out = np.zeros(len(node))
+    rc = lib.ds_mccfr_continue(
+        *_tree_args(tree),
+        *_deal_args(tree, deals),
         _ptr(regrets, "float *"),
         _ptr(strategy_sum, "float *"),
+        cluster,
         seed & 0xFFFFFFFFFFFFFFFF,
+        len(node),
+        _ptr(node, "int32_t *"),
+        _ptr(player, "int8_t *"),
+        _ptr(deal, "int64_t *"),
+        _ptr(out, "double *"),
     )
-    if rc >= 0:
-        raise ValueError(f"deal {rc} has a bucket or an outcome out of range (the deals before it were played)")
-    if rc != -1:
-        raise ValueError(f"ds_mccfr_run failed ({rc})")
+    _check(rc, "a cluster's continuation")
+    return out

@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from agent.solver.handspace import HandSpace
+from native.mccfr import Deals
 from protocol.gamedef import Game
 
 #: a lossless abstraction beyond this many buckets in a round is not what its caller wants
@@ -29,9 +30,13 @@ class Abstraction(Protocol):
         """The bucket of hand index ``hand`` (of the game's :class:`HandSpace`) with ``board`` in ``round_``."""
         ...
 
-    def deal(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` random deals: buckets ``[n, 2, rounds]`` (int32) and outcomes ``[n]`` (int8: +1
-        position 0 wins the showdown, -1 position 1 does, 0 a tie)."""
+    def deal(self, rng: np.random.Generator, n: int, clusters: int = 1) -> Deals:
+        """``n`` random deals; with ``clusters`` > 1, each with one continuation per public cluster
+        (:meth:`cluster_of`) of the split round's boards, weighted by its boards the hands leave possible."""
+        ...
+
+    def cluster_of(self, round_: int, bucket: int, clusters: int) -> int:
+        """The public cluster of ``bucket`` in ``round_`` (a round from the split on)."""
         ...
 
 
@@ -63,17 +68,56 @@ class LosslessAbstraction:
         key = tuple(sorted(int(c) for c in board[: self.board_sizes[round_]]))
         return hand * len(self._board_index[round_]) + self._board_index[round_][key]
 
-    def deal(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    #: the first round of the continuations: every public cluster is a set of this round's boards
+    @property
+    def split_round(self) -> int:
+        return 1
+
+    def _clusters(self, clusters: int) -> list[np.ndarray]:
+        """The split round's board indices in ``clusters`` contiguous groups (Leduc: by rank)."""
+        boards = len(self._board_index[1])
+        if not 1 <= clusters <= boards:
+            raise ValueError(f"{clusters} public clusters of {boards} boards")
+        return np.array_split(np.arange(boards), clusters)
+
+    def cluster_of(self, round_: int, bucket: int, clusters: int) -> int:
+        board = bucket % len(self._board_index[round_])
+        return next(i for i, group in enumerate(self._clusters(clusters)) if board in group)
+
+    def deal(self, rng: np.random.Generator, n: int, clusters: int = 1) -> Deals:
         k = self.k
+        rounds = len(self.board_sizes)
+        if clusters > 1 and rounds != 2:
+            raise ValueError("public clusters of a lossless abstraction: two-round games only (Leduc)")
         cards = self.deck[np.argsort(rng.random((n, len(self.deck))), axis=1)[:, : 2 * k + self.board_sizes[-1]]]
         hands = np.stack([self._hand_table[_code(cards[:, p * k : (p + 1) * k])] for p in range(2)], axis=1)
-        buckets = np.empty((n, 2, len(self.board_sizes)), dtype=np.int32)
-        for r, size in enumerate(self.board_sizes):
-            board = self._board_tables[r][_code(cards[:, 2 * k : 2 * k + size])]
+        if clusters == 1:
+            boards = [self._board_tables[r][_code(cards[:, 2 * k : 2 * k + size])] for r, size in enumerate(self.board_sizes)]
+            buckets, outcome = self._buckets(hands, boards)
+            return Deals(buckets[:, None], outcome[:, None], np.ones((n, 1), np.float32), rounds)
+        # one board per cluster among those the hands leave possible, and how many those are
+        final = self._board_index[-1]
+        board_cards = np.array(list(final), dtype=np.int64)  # [B, size], in index order
+        held = cards[:, : 2 * k]
+        blocked = (board_cards[None, :, :, None] == held[:, None, None, :]).any(axis=(2, 3))  # [n, B]
+        buckets = np.empty((n, clusters, 2, rounds), np.int32)
+        outcome = np.zeros((n, clusters), np.int8)
+        weight = np.zeros((n, clusters), np.float32)
+        for c, group in enumerate(self._clusters(clusters)):
+            ok = ~blocked[:, group]
+            weight[:, c] = ok.sum(axis=1)
+            pick = group[np.argmax(rng.random(ok.shape) * ok, axis=1)]  # uniform among the possible ones
+            boards = [np.zeros(n, np.int64), pick]
+            buckets[:, c], outcome[:, c] = self._buckets(hands, boards)
+        return Deals(buckets, outcome, weight, 1)
+
+    def _buckets(self, hands: np.ndarray, boards: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Buckets ``[n, 2, rounds]`` and outcomes ``[n]`` of hands ``[n, 2]`` with each round's board index."""
+        buckets = np.empty((len(hands), 2, len(boards)), dtype=np.int32)
+        for r, board in enumerate(boards):
             buckets[:, :, r] = hands * len(self._board_index[r]) + board[:, None]
-        strength = self._strength[board[:, None], hands]
-        outcome = np.sign(strength[:, 0] - strength[:, 1]).astype(np.int8)
-        return buckets, outcome
+        strength = self._strength[boards[-1][:, None], hands]
+        return buckets, np.sign(strength[:, 0] - strength[:, 1]).astype(np.int8)
 
 
 def make_abstraction(name: str, game: Game) -> Abstraction:

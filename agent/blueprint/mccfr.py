@@ -51,22 +51,31 @@ class Blueprint:
         ab = make_abstraction(abstraction, game)
         return cls(BlueprintTree.build(game, sizing, ab.num_buckets), ab)
 
-    def train(self, iterations: int, seed: int = 0, batch: int = 20_000, linear: bool = True, progress: bool = False) -> float:
+    def train(
+        self,
+        iterations: int,
+        seed: int = 0,
+        batch: int = 20_000,
+        linear: bool = True,
+        progress: bool = False,
+        clusters: int = 1,
+    ) -> float:
         """Run ``iterations`` more iterations (one deal each, both positions traversed); returns the
         seconds taken. ``linear``: iteration t weighs t in the regrets and the average (Linear CFR),
-        applied between batches by scaling both sums by T / (T + batch)."""
+        applied between batches by scaling both sums by T / (T + batch). ``clusters`` > 1: every
+        deal continues once per public cluster below the trunk (seed 001's weighting, in one process)."""
         start = time.perf_counter()
         bar = tqdm(total=iterations, desc="MCCFR", unit="it", unit_scale=True, disable=not progress)
         done = 0
         while done < iterations:
             n = min(batch, iterations - done)
             if linear and self.iterations > 0:
-                scale = np.float32(self.iterations / (self.iterations + n))
+                scale = np.float32(self.linear_scale(n))
                 self.regrets *= scale
                 self.strategy_sum *= scale
             rng = np.random.default_rng([seed, self.iterations])
-            buckets, outcome = self.abstraction.deal(rng, n)
-            mccfr.run(self.tree.flat, buckets, outcome, self.regrets, self.strategy_sum, int(rng.integers(2**63)))
+            deals = self.abstraction.deal(rng, n, clusters)
+            mccfr.iterate(self.tree.flat, deals, self.regrets, self.strategy_sum, int(rng.integers(2**63)))
             self.iterations += n
             done += n
             bar.update(n)
@@ -74,6 +83,10 @@ class Blueprint:
         seconds = time.perf_counter() - start
         self.seconds += seconds
         return seconds
+
+    def linear_scale(self, n: int) -> float:
+        """The factor both sums take before ``n`` more iterations, for linear averaging."""
+        return self.iterations / (self.iterations + n) if self.iterations > 0 else 1.0
 
     def average(self, n: int, bucket: int) -> np.ndarray:
         """The average strategy of decision ``n`` for ``bucket`` (uniform where never reached)."""

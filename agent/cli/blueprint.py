@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from agent.blueprint.abstraction import make_abstraction
+from agent.blueprint.distributed import train_distributed
 from agent.blueprint.mccfr import Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.start_cache import is_shipped
@@ -16,6 +17,7 @@ from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.manifest import register_model
 from agent.solver.tree import BetSizing
+from agent.training.cluster import ClusterError, connect_ray
 from protocol.gamedef import GameDefError, load_game
 
 
@@ -51,6 +53,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--abstraction", default="lossless", help="card abstraction (lossless: small games only)")
     t.add_argument("--seed", type=int, default=0, help="seed of the deals and samples")
     t.add_argument("--save-every", type=int, default=5_000_000, help="iterations between saves")
+    t.add_argument(
+        "--clusters",
+        type=int,
+        default=1,
+        help="public clusters of the second round's boards (seed 001): every deal continues once in each",
+    )
+    t.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="0: one process; W >= 1: the distributed two-pass scheme, each cluster's continuations on one of W "
+        "Ray actors (the trunk on this process)",
+    )
+    t.add_argument(
+        "--ray-address",
+        default="local",
+        help="with --workers: local (a Ray instance on this machine), auto or ray://host:port (a cluster)",
+    )
+    t.add_argument("--batch", type=int, default=500, help="with --workers: deals per trunk update (staleness)")
     p_eval = bsub.add_parser(
         "eval",
         help="exact exploitability of a blueprint (small games)",
@@ -79,15 +100,15 @@ def run(args: argparse.Namespace) -> int:
         if args.blueprint_command == "eval":
             return _eval(args)
         return _train(args)
-    except (BlueprintFileError, GameDefError, ValueError) as exc:
+    except (BlueprintFileError, GameDefError, ValueError, ClusterError) as exc:
         print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
 
 
 def _train(args: argparse.Namespace) -> int:
     game = load_game(args.game)
-    if args.iterations < 0 or args.save_every < 1:
-        raise ValueError("iterations must be >= 0 and --save-every >= 1")
+    if args.iterations < 0 or args.save_every < 1 or args.clusters < 1 or args.workers < 0 or args.batch < 1:
+        raise ValueError("iterations and --workers must be >= 0; --save-every, --clusters and --batch >= 1")
     out = Path(args.out)
     sizing = _sizing(args.sizing, game.num_rounds)
     if out.exists():
@@ -98,12 +119,22 @@ def _train(args: argparse.Namespace) -> int:
     else:
         make_abstraction(args.abstraction, game)  # a bad name fails before the tree is built
         bp = Blueprint.create(game, sizing, args.abstraction)
-    left = args.iterations
-    while left > 0:
-        n = min(left, args.save_every)
-        bp.train(n, seed=args.seed, progress=True)
-        bp.save(out)
-        left -= n
+    ray, started = (None, False)
+    if args.workers > 0:
+        ray, started = connect_ray(args.ray_address, args.workers if args.ray_address == "local" else None)
+    try:
+        left = args.iterations
+        while left > 0:
+            n = min(left, args.save_every)
+            if args.workers > 0:
+                train_distributed(bp, n, args.clusters, args.workers, seed=args.seed, batch=args.batch, ray=ray, progress=True)
+            else:
+                bp.train(n, seed=args.seed, progress=True, clusters=args.clusters)
+            bp.save(out)
+            left -= n
+    finally:
+        if started:
+            ray.shutdown()
     if not out.exists():
         bp.save(out)
     if is_shipped(out):

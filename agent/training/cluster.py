@@ -30,7 +30,7 @@ def _solve_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, 
     return timed_shard(spec, index, count)
 
 
-def _connect(address: str, local_cpus: int | None) -> tuple[Any, bool]:
+def connect_ray(address: str, local_cpus: int | None) -> tuple[Any, bool]:
     """Ray, connected; and whether we started the connection (an existing one, e.g. a driver
     script that called ``ray.init`` itself, is used as it is and left open)."""
     try:
@@ -65,7 +65,7 @@ def generate_on_ray(
     """
     meta_base = start_output(spec, out, command)
     todo = missing_shards(spec, out)
-    ray, started = _connect(address, local_cpus)
+    ray, started = connect_ray(address, local_cpus)
     start = time.perf_counter()
     try:
         # a shard solved on CUDA takes a whole GPU (its forests fill half the memory); Ray hides

@@ -179,18 +179,30 @@ int64_t ds_leaf_encode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t
 int64_t ds_leaf_decode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t *rows, const float *net,
                        const int32_t *slots, const float *valid, const float *pot, const float *mass,
                        const float *weight, float *vals, float *acc);
-/* external-sampling Monte Carlo CFR over a flat abstract betting tree (mccfr.c; see its comment):
- * ds_mccfr_check_tree returns -1 for a sound tree, -2 for bad sizes, else the first bad node;
- * ds_mccfr_run returns -1 when every deal ran, -2 bad sizes, -3 a bad tree, else the index of the
- * first deal with a bucket or outcome out of range (the deals before it ran) */
+/* external-sampling Monte Carlo CFR over a flat abstract betting tree (mccfr.c; see its comment).
+ * ds_mccfr_check_tree: -1 for a sound tree, -2 bad sizes, else the first bad node.
+ * ds_mccfr_iterate (mode 0 full, 1 collect the trunk's exits, 2 replay them, 3 evaluate without updates):
+ * -1 ok, -2 bad arguments, -3 a bad tree, -4 replay values not matching the exits, -5 more exits than
+ * cap_exits (*n_exits says how many), else the index of the first deal out of range (nothing ran).
+ * ds_mccfr_continue (one cluster's worker): -1 ok, -2, -3 and deal indices as above, -6 a bad exit. */
 int64_t ds_mccfr_check_tree(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
                             const int32_t *first_child, const int8_t *num_children, const int64_t *slot, int n_rounds,
                             const int32_t *num_buckets, int64_t n_slots);
-int64_t ds_mccfr_run(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
-                     const int32_t *first_child, const int8_t *num_children, const int64_t *slot, const float *fold_value0,
-                     const float *stake, int n_rounds, const int32_t *num_buckets, int64_t n_deals,
-                     const int32_t *buckets, const int8_t *outcome, int64_t n_slots, float *regrets,
-                     float *strategy_sum, uint64_t seed);
+int64_t ds_mccfr_iterate(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
+                         const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
+                         const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
+                         int split_round, int K, int64_t n_deals, const int32_t *buckets, const int8_t *outcome,
+                         const float *weight, int64_t n_slots, const float *regrets, float *regret_out,
+                         float *strategy_sum, int mode, uint64_t seed, int64_t cap_exits, int32_t *exit_node,
+                         int8_t *exit_player, int64_t *exit_deal, int64_t *n_exits, const double *exit_values,
+                         int64_t n_exit_values, double *root_values);
+int64_t ds_mccfr_continue(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
+                          const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
+                          const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
+                          int split_round, int K, int64_t n_deals, const int32_t *buckets, const int8_t *outcome,
+                          const float *weight, int64_t n_slots, float *regrets, float *strategy_sum, int cluster,
+                          uint64_t seed, int64_t n_exits, const int32_t *exit_node, const int8_t *exit_player,
+                          const int64_t *exit_deal, double *values);
 /* CDEF END */
 
 #endif
