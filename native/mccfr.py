@@ -57,22 +57,11 @@ class FlatTree:
             if name != "num_buckets" and a.shape != (n,):
                 raise ValueError(f"tree array {name} has shape {a.shape}, not ({n},)")
             object.__setattr__(self, name, a)
-        bad = lib.ds_mccfr_check_tree(
-            n,
-            _ptr(self.kind, "int8_t *"),
-            _ptr(self.player, "int8_t *"),
-            _ptr(self.round, "int8_t *"),
-            _ptr(self.first_child, "int32_t *"),
-            _ptr(self.num_children, "int8_t *"),
-            _ptr(self.slot, "int64_t *"),
-            len(self.num_buckets),
-            _ptr(self.num_buckets, "int32_t *"),
-            self.num_slots,
-        )
+        bad = lib.ds_mccfr_check_tree(*_tree_args(self), self.num_slots)
         if bad == -2:
             raise ValueError("a blueprint tree needs nodes, 1..8 rounds and at least one bucket per round")
         if bad >= 0:
-            raise ValueError(f"blueprint tree node {bad} is malformed (children, actions, round or slots out of range)")
+            raise ValueError(f"blueprint tree node {bad} is malformed (children, actions, round, slots or payoffs out of range)")
 
     @property
     def num_rounds(self) -> int:

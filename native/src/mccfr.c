@@ -161,15 +161,19 @@ static double mc_traverse(mc_ctx *c, int32_t n, int p) {
 }
 
 int64_t ds_mccfr_check_tree(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
-                            const int32_t *first_child, const int8_t *num_children, const int64_t *slot, int n_rounds,
-                            const int32_t *num_buckets, int64_t n_slots) {
+                            const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
+                            const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
+                            int64_t n_slots) {
     if (n_nodes < 1 || n_rounds < 1 || n_rounds > 8 || n_slots < 0) return -2;
     for (int r = 0; r < n_rounds; r++)
         if (num_buckets[r] < 1) return -2;
     for (int64_t n = 0; n < n_nodes; n++) {
         int k = kind[n];
         if (round[n] < 0 || round[n] >= n_rounds) return n;
-        if (k == MC_FOLD || k == MC_SHOWDOWN) continue;
+        if (k == MC_FOLD || k == MC_SHOWDOWN) {
+            if (!(fold_value0[n] - fold_value0[n] == 0.0f) || !(stake[n] - stake[n] == 0.0f)) return n; /* not finite */
+            continue;
+        }
         if (k == MC_CHANCE) {
             if (first_child[n] <= n || first_child[n] >= n_nodes) return n;
             continue;
@@ -192,6 +196,34 @@ static int mc_deal_ok(const int32_t *b, const int8_t *o, const float *w, int K, 
     return -1;
 }
 
+/* the checks and the context both entry points share: -1 ok, else their error code */
+static int64_t mc_begin(mc_ctx *c, int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
+                        const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
+                        const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
+                        int split_round, int K, int64_t n_deals, const int32_t *buckets, const int8_t *outcome,
+                        const float *weight, int64_t n_slots) {
+    int64_t bad = ds_mccfr_check_tree(n_nodes, kind, player, round, first_child, num_children, slot, fold_value0, stake,
+                                      n_rounds, num_buckets, n_slots);
+    if (bad != -1) return bad == -2 ? -2 : -3;
+    if (n_deals < 0 || K < 1 || split_round < 1 || split_round > n_rounds || (split_round == n_rounds && K != 1)) return -2;
+    for (int64_t d = 0; d < n_deals; d++)
+        if (mc_deal_ok(buckets + d * K * 2 * n_rounds, outcome + d * K, weight + d * K, K, n_rounds, num_buckets) != -1)
+            return d;
+    *c = (mc_ctx){0};
+    c->kind = kind, c->player = player, c->round = round, c->num_children = num_children, c->first_child = first_child;
+    c->slot = slot, c->fold_value0 = fold_value0, c->stake = stake;
+    c->n_rounds = n_rounds, c->split_round = split_round, c->K = K, c->k = -1, c->scale = 1.0;
+    return -1;
+}
+
+/* deal d's continuations */
+static inline void mc_at_deal(mc_ctx *c, int64_t d, const int32_t *buckets, const int8_t *outcome, const float *weight) {
+    c->deal = d;
+    c->bucket = buckets + d * c->K * 2 * c->n_rounds;
+    c->outcome = outcome + d * c->K;
+    c->weight = weight + d * c->K;
+}
+
 int64_t ds_mccfr_iterate(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
                          const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
                          const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
@@ -200,28 +232,18 @@ int64_t ds_mccfr_iterate(int64_t n_nodes, const int8_t *kind, const int8_t *play
                          float *strategy_sum, int mode, uint64_t seed, int64_t cap_exits, int32_t *exit_node,
                          int8_t *exit_player, int64_t *exit_deal, int64_t *n_exits, const double *exit_values,
                          int64_t n_exit_values, double *root_values) {
-    int64_t bad = ds_mccfr_check_tree(n_nodes, kind, player, round, first_child, num_children, slot, n_rounds,
-                                      num_buckets, n_slots);
-    if (bad != -1) return bad == -2 ? -2 : -3;
-    if (n_deals < 0 || K < 1 || split_round < 1 || split_round > n_rounds || mode < MC_FULL || mode > MC_EVAL) return -2;
-    if (split_round == n_rounds && K != 1) return -2;
+    if (mode < MC_FULL || mode > MC_EVAL) return -2;
     if ((mode == MC_COLLECT && (cap_exits < 0 || !n_exits)) || (mode == MC_REPLAY && !exit_values)) return -2;
     if ((mode == MC_FULL || mode == MC_REPLAY) && (!regret_out || !strategy_sum)) return -2;
-    for (int64_t d = 0; d < n_deals; d++)
-        if (mc_deal_ok(buckets + d * K * 2 * n_rounds, outcome + d * K, weight + d * K, K, n_rounds, num_buckets) != -1)
-            return d;
-    mc_ctx c = {0};
-    c.kind = kind, c.player = player, c.round = round, c.num_children = num_children, c.first_child = first_child;
-    c.slot = slot, c.fold_value0 = fold_value0, c.stake = stake;
-    c.n_rounds = n_rounds, c.split_round = split_round, c.K = K, c.k = -1, c.mode = mode, c.scale = 1.0;
-    c.regrets = regrets, c.regret_out = regret_out, c.strategy_sum = strategy_sum, c.rng = seed;
+    mc_ctx c;
+    int64_t rc = mc_begin(&c, n_nodes, kind, player, round, first_child, num_children, slot, fold_value0, stake, n_rounds,
+                          num_buckets, split_round, K, n_deals, buckets, outcome, weight, n_slots);
+    if (rc != -1) return rc;
+    c.mode = mode, c.regrets = regrets, c.regret_out = regret_out, c.strategy_sum = strategy_sum, c.rng = seed;
     c.cap_exits = cap_exits, c.exit_node = exit_node, c.exit_player = exit_player, c.exit_deal = exit_deal;
     c.exit_values = exit_values, c.n_exit_values = n_exit_values;
     for (int64_t d = 0; d < n_deals; d++) {
-        c.deal = d;
-        c.bucket = buckets + d * K * 2 * n_rounds;
-        c.outcome = outcome + d * K;
-        c.weight = weight + d * K;
+        mc_at_deal(&c, d, buckets, outcome, weight);
         for (int p = 0; p < 2; p++) {
             double v = mc_traverse(&c, 0, p);
             if (root_values) root_values[d * 2 + p] = v;
@@ -239,26 +261,18 @@ int64_t ds_mccfr_continue(int64_t n_nodes, const int8_t *kind, const int8_t *pla
                           const float *weight, int64_t n_slots, float *regrets, float *strategy_sum, int cluster,
                           uint64_t seed, int64_t n_exits, const int32_t *exit_node, const int8_t *exit_player,
                           const int64_t *exit_deal, double *values) {
-    int64_t bad = ds_mccfr_check_tree(n_nodes, kind, player, round, first_child, num_children, slot, n_rounds,
-                                      num_buckets, n_slots);
-    if (bad != -1) return bad == -2 ? -2 : -3;
-    if (n_deals < 0 || K < 1 || cluster < 0 || cluster >= K || split_round < 1 || split_round >= n_rounds) return -2;
-    for (int64_t d = 0; d < n_deals; d++)
-        if (mc_deal_ok(buckets + d * K * 2 * n_rounds, outcome + d * K, weight + d * K, K, n_rounds, num_buckets) != -1)
-            return d;
-    mc_ctx c = {0};
-    c.kind = kind, c.player = player, c.round = round, c.num_children = num_children, c.first_child = first_child;
-    c.slot = slot, c.fold_value0 = fold_value0, c.stake = stake;
-    c.n_rounds = n_rounds, c.split_round = split_round, c.K = K, c.mode = MC_FULL;
-    c.regrets = regrets, c.regret_out = regrets, c.strategy_sum = strategy_sum, c.rng = seed;
+    if (cluster < 0 || cluster >= K || split_round >= n_rounds) return -2;
+    mc_ctx c;
+    int64_t rc = mc_begin(&c, n_nodes, kind, player, round, first_child, num_children, slot, fold_value0, stake, n_rounds,
+                          num_buckets, split_round, K, n_deals, buckets, outcome, weight, n_slots);
+    if (rc != -1) return rc;
+    c.mode = MC_FULL, c.regrets = regrets, c.regret_out = regrets, c.strategy_sum = strategy_sum, c.rng = seed;
     for (int64_t e = 0; e < n_exits; e++) {
         int64_t d = exit_deal[e];
         int32_t n = exit_node[e];
         if (d < 0 || d >= n_deals || n < 0 || n >= n_nodes || kind[n] != MC_CHANCE || (exit_player[e] != 0 && exit_player[e] != 1))
             return -6;
-        c.bucket = buckets + d * K * 2 * n_rounds;
-        c.outcome = outcome + d * K;
-        c.weight = weight + d * K;
+        mc_at_deal(&c, d, buckets, outcome, weight);
         c.k = cluster;
         c.scale = c.weight[cluster] / mc_total_weight(&c);
         values[e] = c.weight[cluster] > 0.0f ? mc_traverse(&c, first_child[n], exit_player[e]) : 0.0;

@@ -186,8 +186,9 @@ int64_t ds_leaf_decode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t
  * cap_exits (*n_exits says how many), else the index of the first deal out of range (nothing ran).
  * ds_mccfr_continue (one cluster's worker): -1 ok, -2, -3 and deal indices as above, -6 a bad exit. */
 int64_t ds_mccfr_check_tree(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
-                            const int32_t *first_child, const int8_t *num_children, const int64_t *slot, int n_rounds,
-                            const int32_t *num_buckets, int64_t n_slots);
+                            const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
+                            const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
+                            int64_t n_slots);
 int64_t ds_mccfr_iterate(int64_t n_nodes, const int8_t *kind, const int8_t *player, const int8_t *round,
                          const int32_t *first_child, const int8_t *num_children, const int64_t *slot,
                          const float *fold_value0, const float *stake, int n_rounds, const int32_t *num_buckets,
