@@ -697,6 +697,7 @@ BENCHES = {
     "generate": "agent.cli.bench_generate:main",
     "resolve": "agent.cli.bench_resolve:main",
     "parity": "agent.cli.bench_parity:main",
+    "blueprint": "agent.cli.bench_blueprint:main",
 }
 #: each suite's argument parser (its --help), by the same names
 BENCH_PARSERS = {
@@ -705,6 +706,7 @@ BENCH_PARSERS = {
     "generate": "agent.cli.bench_generate:build_parser",
     "resolve": "agent.cli.bench_resolve:build_parser",
     "parity": "agent.cli.bench_parity:build_parser",
+    "blueprint": "agent.cli.bench_blueprint:build_parser",
 }
 
 
