@@ -275,3 +275,13 @@ def test_ray_workers_give_the_same_blueprint_as_in_process_ones(leduc_limit: Gam
     assert main(argv) == 0
     assert not ray.is_initialized()
     np.testing.assert_array_equal(Blueprint.open(out).strategy_sum, local.strategy_sum)
+
+
+def test_bench_blueprint_prints_one_json_line_per_measurement(capsys) -> None:
+    from agent.cli.main import main
+
+    assert main(["bench", "blueprint", "--iterations", "2000", "--workers", ""]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["bench"] for r in rows] == ["blueprint.single", "blueprint.single_clusters"]
+    assert all(r["unit"] == "iterations/s" and r["impl"] == "ours" and r["value"] > 0 and r["device"] == "cpu" for r in rows)
+    assert main(["bench", "blueprint", "--workers", "4"]) == 2  # more workers than clusters
