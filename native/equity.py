@@ -168,3 +168,21 @@ def equity_histograms(
     total = hist.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, hist / np.where(total > 0, total, 1.0), 0.0)
+
+
+def river_equity_deals(cards: npt.ArrayLike) -> np.ndarray:
+    """``[n, 2]`` river equity of each position of ``n`` hold'em deals, ``cards`` ``[n, 9]`` (position 0's two
+    hole cards, position 1's two, the five board cards): its equity against a hand drawn uniformly from the
+    cards the board and its own cards leave (the way it sees the hand, not knowing the opponent's cards)."""
+    rows = np.ascontiguousarray(cards, dtype=np.uint8)
+    if rows.ndim != 2 or rows.shape[1] != 9:
+        raise ValueError(f"deals must be [n, 9] cards, not {rows.shape}")
+    out = np.empty((len(rows), 2), dtype=np.float32)
+    rc = lib.ds_river_equity_deals(
+        len(rows), ffi.cast("uint8_t *", ffi.from_buffer(rows)), ffi.cast("float *", ffi.from_buffer(out))
+    )
+    if rc >= 0:
+        raise ValueError(f"deal {rc} has a card outside 0..51 or a card twice: {rows[rc].tolist()}")
+    if rc != -1:
+        raise RuntimeError(f"ds_river_equity_deals failed ({rc})")
+    return out

@@ -6,12 +6,16 @@ enumerate (Leduc), where the blueprint's equilibrium can be checked by exact bes
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from agent.blueprint.holdem import HoldemAbstraction, HoldemTables
 from agent.solver.handspace import HandSpace
+from models import MODELS_DIR
 from native.mccfr import Deals
 from protocol.gamedef import Game
 
@@ -120,11 +124,26 @@ class LosslessAbstraction:
         return buckets, np.sign(strength[:, 0] - strength[:, 1]).astype(np.int8)
 
 
+#: the shipped hold'em abstraction's tables (deepstack blueprint abstraction)
+HOLDEM_TABLES = MODELS_DIR / "blueprint" / "holdem-abstraction.npz"
+
+
 def make_abstraction(name: str, game: Game) -> Abstraction:
-    """The card abstraction called ``name`` for ``game``."""
+    """The card abstraction called ``name`` for ``game``: ``lossless`` (small games), ``holdem`` (the
+    shipped tables) or ``holdem:PATH`` (tables of one's own)."""
     if name == "lossless":
         return LosslessAbstraction(HandSpace(game))
-    raise ValueError(f"unknown card abstraction {name!r}; known: lossless")
+    if name == "holdem" or name.startswith("holdem:"):
+        if game.num_rounds != 4 or game.num_hole_cards != 2 or game.deck_size != 52:
+            raise ValueError(f"the hold'em abstraction is for heads-up hold'em, not {game.name}")
+        path = Path(name.partition(":")[2]) if ":" in name else HOLDEM_TABLES
+        return _holdem(str(path), name)
+    raise ValueError(f"unknown card abstraction {name!r}; known: lossless, holdem, holdem:PATH")
+
+
+@lru_cache(maxsize=2)
+def _holdem(path: str, name: str) -> HoldemAbstraction:
+    return HoldemAbstraction(HoldemTables.load(Path(path)), name)
 
 
 def _code(cards: np.ndarray) -> np.ndarray:

@@ -6,16 +6,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
 
 from agent.blueprint.abstraction import make_abstraction
 from agent.blueprint.distributed import train_distributed
+from agent.blueprint.holdem import build_tables
 from agent.blueprint.mccfr import Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
+from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
 from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
-from agent.nets.manifest import register_model
+from agent.nets.buckets import BucketTable
+from agent.nets.manifest import ModelError, register_model
 from agent.solver.tree import BetSizing
 from agent.training.cluster import ClusterError, connect_ray
 from protocol.gamedef import GameDefError, load_game
@@ -50,7 +56,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="bet sizes as pot fractions, per round separated by '/', per depth by ';' (e.g. '0.5,1;1/1'); one "
         "spec applies to every round; all-in is always added",
     )
-    t.add_argument("--abstraction", default="lossless", help="card abstraction (lossless: small games only)")
+    t.add_argument("--max-raises", type=int, default=None, help="at most this many bets and raises per round in the tree")
+    t.add_argument(
+        "--abstraction",
+        default="lossless",
+        help="card abstraction: lossless (small games), holdem (the shipped tables) or holdem:PATH",
+    )
     t.add_argument("--seed", type=int, default=0, help="seed of the deals and samples")
     t.add_argument("--save-every", type=int, default=5_000_000, help="iterations between saves")
     t.add_argument(
@@ -72,6 +83,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with --workers: local (a Ray instance on this machine), auto or ray://host:port (a cluster)",
     )
     t.add_argument("--batch", type=int, default=500, help="with --workers: deals per trunk update (staleness)")
+    a = bsub.add_parser(
+        "abstraction",
+        help="build the hold'em card abstraction (public clusters of flops, private buckets per street)",
+        description="Build the blueprint's hold'em card abstraction (agent/blueprint/holdem.py): the value networks' "
+        "flop and turn bucket tables coarsened to P private buckets each and stored for every suit-canonical flop "
+        "(1,755) and turn (16,432), the flops clustered into C public clusters, river buckets by equity. A file "
+        "under models/ is recorded in models/manifest.json. Takes minutes (every canonical board's histograms).",
+        epilog=example("deepstack blueprint abstraction --out models/blueprint/holdem-abstraction.npz"),
+        formatter_class=HelpFormatter,
+    )
+    a.add_argument("--out", required=True, help="the abstraction file (.npz)")
+    a.add_argument("--private", default="32,32,32", help="private buckets per public cluster: flop,turn,river")
+    a.add_argument("--clusters", type=int, default=8, help="public clusters of the flops")
+    a.add_argument("--flop-buckets", default="models/holdem/buckets-flop.npz", help="the EMD bucket table to coarsen")
+    a.add_argument("--turn-buckets", default="models/holdem/buckets-turn.npz", help="the EMD bucket table to coarsen")
+    a.add_argument("--seed", type=int, default=0, help="seed of the k-means")
     p_eval = bsub.add_parser(
         "eval",
         help="exact exploitability of a blueprint (small games)",
@@ -86,11 +113,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _sizing(spec: str, rounds: int) -> tuple[BetSizing, ...]:
+def resolve_model(path: str) -> Path:
+    """A path as given, else the shipped model of that name (models/...)."""
+    p = Path(path)
+    if not p.exists() and (PACKAGE_ROOT / p).exists():
+        return PACKAGE_ROOT / p
+    return p
+
+
+def _sizing(spec: str, rounds: int, max_raises: int | None = None) -> tuple[BetSizing, ...]:
     parts = spec.split("/")
     if len(parts) not in (1, rounds):
         raise ValueError(f"--sizing {spec!r}: {len(parts)} rounds given, the game has {rounds}")
-    per_round = [BetSizing.parse(s) for s in parts]
+    if max_raises is not None and max_raises < 1:
+        raise ValueError("--max-raises must be at least 1")
+    per_round = [BetSizing.parse(s, max_raises=max_raises) for s in parts]
     return tuple(per_round * rounds if len(per_round) == 1 else per_round)
 
 
@@ -99,8 +136,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.blueprint_command == "eval":
             return _eval(args)
+        if args.blueprint_command == "abstraction":
+            return _abstraction(args)
         return _train(args)
-    except (BlueprintFileError, GameDefError, ValueError, ClusterError) as exc:
+    except (BlueprintFileError, GameDefError, ValueError, ClusterError, ModelError) as exc:
         print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
 
@@ -110,7 +149,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.iterations < 0 or args.save_every < 1 or args.clusters < 1 or args.workers < 0 or args.batch < 1:
         raise ValueError("iterations and --workers must be >= 0; --save-every, --clusters and --batch >= 1")
     out = Path(args.out)
-    sizing = _sizing(args.sizing, game.num_rounds)
+    sizing = _sizing(args.sizing, game.num_rounds, args.max_raises)
     if out.exists():
         bp = Blueprint.open(out, game)
         if bp.tree.sizing != sizing or bp.abstraction.name != args.abstraction:
@@ -157,6 +196,36 @@ def _train(args: argparse.Namespace) -> int:
             {"file": str(out), "iterations": bp.iterations, "seconds": round(bp.seconds, 1), "iterations_per_s": round(rate)}
         )
     )
+    return 0
+
+
+def _abstraction(args: argparse.Namespace) -> int:
+    try:
+        private = tuple(int(x) for x in args.private.split(","))
+    except ValueError:
+        raise ValueError(f"--private {args.private!r}: expected three counts like 32,32,32") from None
+    if len(private) != 3 or not all(1 <= p <= 255 for p in private) or not 1 <= args.clusters <= 255:
+        raise ValueError("--private needs three counts in 1..255 and --clusters one in 1..255")
+    if max(private) * args.clusters > 2**31 - 1:
+        raise ValueError("too many buckets")
+    start = time.perf_counter()
+    tables = build_tables(
+        BucketTable.load(resolve_model(args.flop_buckets)),
+        BucketTable.load(resolve_model(args.turn_buckets)),
+        private,  # type: ignore[arg-type]
+        args.clusters,
+        seed=args.seed,
+        progress=True,
+    )
+    out = Path(args.out)
+    tables.save(out)
+    seconds = time.perf_counter() - start
+    if is_shipped(out):
+        command = f"deepstack blueprint abstraction --out {args.out} --private {args.private} --clusters {args.clusters}"
+        command += f" --seed {args.seed}"
+        register_model(out, out.stem, kind="blueprint_abstraction", game="hunl", command=command, seconds=round(seconds, 1))
+    sizes = np.bincount(tables.flop_cluster, minlength=args.clusters).tolist()
+    print(json.dumps({"file": str(out), "seconds": round(seconds, 1), "flops_per_cluster": sizes}))
     return 0
 
 

@@ -163,6 +163,32 @@ class RiverStrength:
         return ids
 
 
+def kmeans_l1(
+    points: torch.Tensor,
+    k: int,
+    iterations: int,
+    rng: np.random.Generator,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[torch.Tensor, float]:
+    """k-means with L1 assignment and mean update (the EMD between cumulative histograms): ``k``
+    centroids of ``points`` and the mean distance to the nearest; an empty cluster restarts on a
+    random point."""
+    centroids = points[torch.as_tensor(rng.choice(len(points), k, replace=False))].clone()
+    inertia = float("inf")
+    for it in range(iterations):
+        assign = nearest(points, centroids)
+        counts = torch.bincount(assign, minlength=k)
+        sums = torch.zeros_like(centroids).index_add_(0, assign, points)
+        empty = counts == 0
+        centroids = torch.where(empty.unsqueeze(1), centroids, sums / counts.clamp(min=1).unsqueeze(1))
+        if bool(empty.any()):  # restart empty clusters on random points
+            centroids[empty] = points[torch.as_tensor(rng.choice(len(points), int(empty.sum()), replace=False))]
+        inertia = float((points - centroids[assign]).abs().sum(dim=1).mean())
+        if progress:
+            progress(f"k-means iteration {it + 1}/{iterations}: mean EMD {inertia:.4f}")
+    return centroids, inertia
+
+
 def random_board(street: Street, rng: np.random.Generator) -> tuple[int, ...]:
     return tuple(int(c) for c in rng.choice(52, BOARD_SIZE[street], replace=False))
 
@@ -191,19 +217,6 @@ def fit_buckets(
         data = data[rng.choice(len(data), sample, replace=False)]
     if buckets > len(data):
         raise ValueError(f"{buckets} buckets need at least as many hands; only {len(data)} sampled")
-    points = torch.as_tensor(data)
-    centroids = points[torch.as_tensor(rng.choice(len(points), buckets, replace=False))].clone()
-    inertia = float("inf")
-    for it in range(iterations):
-        assign = nearest(points, centroids)
-        counts = torch.bincount(assign, minlength=buckets)
-        sums = torch.zeros_like(centroids).index_add_(0, assign, points)
-        empty = counts == 0
-        centroids = torch.where(empty.unsqueeze(1), centroids, sums / counts.clamp(min=1).unsqueeze(1))
-        if bool(empty.any()):  # restart empty clusters on random points
-            centroids[empty] = points[torch.as_tensor(rng.choice(len(points), int(empty.sum()), replace=False))]
-        inertia = float((points - centroids[assign]).abs().sum(dim=1).mean())
-        if progress:
-            progress(f"k-means iteration {it + 1}/{iterations}: mean EMD {inertia:.4f}")
+    centroids, inertia = kmeans_l1(torch.as_tensor(data), buckets, iterations, rng, progress)
     stats = {"hands": float(len(data)), "mean_emd": inertia, "seconds": time.perf_counter() - start}
     return BucketTable(street, centroids.numpy()), stats

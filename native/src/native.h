@@ -204,6 +204,10 @@ int64_t ds_mccfr_continue(int64_t n_nodes, const int8_t *kind, const int8_t *pla
                           const float *weight, int64_t n_slots, float *regrets, float *strategy_sum, int cluster,
                           uint64_t seed, int64_t n_exits, const int32_t *exit_node, const int8_t *exit_player,
                           const int64_t *exit_deal, double *values);
+/* river equity of dealt hands (river_equity.c): cards [n][9] = position 0's two, position 1's two, the
+ * board's five; out [n][2] each position's equity against a uniform hand the board and its own cards
+ * leave (ties half). -1 ok, -2 bad n or no evaluator, else the first row with a bad or repeated card */
+int64_t ds_river_equity_deals(int64_t n, const uint8_t *cards, float *out);
 /* CDEF END */
 
 #endif
