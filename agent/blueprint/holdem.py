@@ -246,16 +246,24 @@ class HoldemAbstraction:
         return bucket // self.tables.private[round_ - 1]
 
     def _deal_buckets(self, holes: np.ndarray, board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Buckets ``[n, 2, 4]`` and outcomes of hole cards ``[n, 2, 2]`` and full boards ``[n, 5]``."""
+        """Buckets ``[n, 2, 4]`` and outcomes of hole cards ``[n, 2, 2]`` and full boards ``[n, 5]`` (each
+        board canonicalised once for both positions, the river's equities in one C call)."""
         n = len(holes)
+        pf, pt, pr = self.tables.private
         buckets = np.empty((n, 2, 4), dtype=np.int32)
         cluster = self._cluster(board[:, :3])
         for p in range(2):
-            own, other = holes[:, p], holes[:, 1 - p]
-            buckets[:, p, 0] = self._preflop[HAND_INDEX[own[:, 0], own[:, 1]]]
-            for r in (1, 2, 3):
-                private = self._private(r, own, board[:, : 2 + r], other)
-                buckets[:, p, r] = cluster * self.tables.private[r - 1] + private
+            buckets[:, p, 0] = self._preflop[HAND_INDEX[holes[:, p, 0], holes[:, p, 1]]]
+        for r, index, rows, size in (
+            (1, self.flops, self.tables.flop_private, pf),
+            (2, self.turns, self.tables.turn_private, pt),
+        ):
+            board_i, perm = index.lookup(board[:, : 2 + r])
+            for p in range(2):
+                own = relabel(holes[:, p], perm)
+                buckets[:, p, r] = cluster * size + rows[board_i, HAND_INDEX[own[:, 0], own[:, 1]]]
+        eq = river_equity_deals(np.concatenate([holes[:, 0], holes[:, 1], board], axis=1))
+        buckets[:, :, 3] = cluster[:, None] * pr + np.minimum((eq * pr).astype(np.int64), pr - 1)
         strength = [evaluate(np.concatenate([holes[:, p], board], axis=1).astype(np.uint8)).astype(np.int64) for p in (0, 1)]
         return buckets, np.sign(strength[0] - strength[1]).astype(np.int8)
 
