@@ -43,6 +43,10 @@ class Abstraction(Protocol):
         """The public cluster of ``bucket`` in ``round_`` (a round from the split on)."""
         ...
 
+    def buckets_all(self, round_: int, board: tuple[int, ...]) -> np.ndarray:
+        """The bucket of every hand of the game's :class:`HandSpace` with ``board`` (-1 where blocked)."""
+        ...
+
 
 class LosslessAbstraction:
     """Bucket = (hand, board) pair: round ``r``'s bucket is ``hand * boards_r + board index``."""
@@ -71,6 +75,11 @@ class LosslessAbstraction:
     def bucket(self, round_: int, hand: int, board: tuple[int, ...]) -> int:
         key = tuple(sorted(int(c) for c in board[: self.board_sizes[round_]]))
         return hand * len(self._board_index[round_]) + self._board_index[round_][key]
+
+    def buckets_all(self, round_: int, board: tuple[int, ...]) -> np.ndarray:
+        shown = tuple(board[: self.board_sizes[round_]])
+        out = np.array([self.bucket(round_, h, shown) for h in range(self.space.size)], dtype=np.int64)
+        return np.where(self.space.valid(shown), out, -1)
 
     #: the first round of the continuations: every public cluster is a set of this round's boards
     @property

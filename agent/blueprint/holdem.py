@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agent.nets.buckets import BucketTable, kmeans_l1, preflop_classes
+from agent.nets.buckets import BucketTable, RiverStrength, kmeans_l1, preflop_classes
 from native.cards import holdem_hand_cards
 from native.equity import river_equity_deals
 from native.evaluator import evaluate
@@ -239,6 +239,25 @@ class HoldemAbstraction:
         others = np.array([c for c in range(52) if c not in cards and c not in board][:2], dtype=np.int64)
         private = int(self._private(round_, cards[None], b, others[None])[0])
         return cluster * self.tables.private[round_ - 1] + private
+
+    def buckets_all(self, round_: int, board: tuple[int, ...]) -> np.ndarray:
+        """``[1326]`` bucket of every hand with ``board`` in ``round_`` (-1 where the board blocks it)."""
+        hands = holdem_hand_cards().astype(np.int64)
+        blocked = np.isin(hands, np.asarray(board[: 2 + round_] if round_ else (), dtype=np.int64)).any(axis=1)
+        if round_ == 0:
+            return self._preflop.copy()
+        b = np.array([board[: 2 + round_]], dtype=np.int64)
+        cluster = int(self._cluster(b[:, :3])[0])
+        size = self.tables.private[round_ - 1]
+        if round_ == 3:
+            eq = RiverStrength.equity_of(tuple(int(c) for c in board[:5]))
+            private = np.minimum((np.nan_to_num(eq) * size).astype(np.int64), size - 1)
+        else:
+            index, rows = (self.flops, self.tables.flop_private) if round_ == 1 else (self.turns, self.tables.turn_private)
+            board_i, perm = index.lookup(b)
+            own = relabel(hands, np.full(len(hands), perm[0]))
+            private = rows[board_i[0], HAND_INDEX[own[:, 0], own[:, 1]]].astype(np.int64)
+        return np.where(blocked, -1, cluster * size + private)
 
     def cluster_of(self, round_: int, bucket: int, clusters: int) -> int:
         if clusters != self.tables.clusters:

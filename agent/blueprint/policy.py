@@ -76,6 +76,27 @@ class BlueprintPolicy:
         path.children.append(a)
         return action, {"on_tree": True, "node": n, "tree_action": str(node.actions[a]), "probability": float(played[a])}
 
+    def strategy_all(
+        self, state: HandState, buckets: np.ndarray, path: HandPath, rng: np.random.Generator
+    ) -> tuple[list[Action], list[int], np.ndarray] | None:
+        """Every hand's (post-processed) strategy at ``state``: the real actions, the tree child each
+        plays, and ``[actions, hands]`` probabilities (``buckets`` per hand, -1 blocked: zero). None off
+        the tree. Tree actions that become the same real action (a size clamped to all-in) are merged."""
+        n = self.locate(state, path, rng)
+        if n is None:
+            return None
+        node = self.tree.nodes[n]
+        kinds = [_KIND_NAMES[a.kind] for a in node.actions]
+        real = [real_action(node.state, a, state) for a in node.actions]
+        actions = list(dict.fromkeys(real))
+        probs = np.zeros((len(actions), len(buckets)))
+        column = [actions.index(r) for r in real]
+        for h in np.flatnonzero(buckets >= 0):
+            played = postprocess(self.blueprint.average(n, int(buckets[h])), kinds, self.method, self.threshold, rng)
+            np.add.at(probs[:, h], column, played)
+        children = [real.index(a) for a in actions]
+        return actions, children, probs
+
     def _below_chance(self, n: int) -> int:
         while self.tree.nodes[n].kind is NodeKind.CHANCE:
             n = int(self.tree.flat.first_child[n])

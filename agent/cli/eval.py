@@ -104,7 +104,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES["lbr"],
         formatter_class=HelpFormatter,
     )
-    bots = ["deepstack", "call", "random", "equilibrium"]
+    bots = ["deepstack", "blueprint", "call", "random", "equilibrium"]
     q.add_argument("--game", required=True, help=GAME_HELP)
     q.add_argument("--bot", default="deepstack", choices=bots, help="the bot LBR plays against (equilibrium: Leduc only)")
     q.add_argument("--hands", type=int, required=True, help="hands to play (a resumed folder: the total)")

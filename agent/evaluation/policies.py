@@ -14,7 +14,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from agent.blueprint.mccfr import Blueprint
+from agent.blueprint.policy import BlueprintPolicy, HandPath
 from agent.bots.baselines import random_actions
+from agent.bots.blueprint import BlueprintBot, blueprint_file
 from agent.bots.config import load_config
 from agent.bots.settings import check_models, hunl_settings, is_hunl, leduc_settings
 from agent.resolving.continual import ContinualResolver
@@ -116,6 +119,37 @@ class ResolverProvider(StrategyProvider):
         self.resolver.observe(state)
 
 
+class BlueprintProvider(StrategyProvider):
+    """The blueprint bot: its post-processed table strategy for every hand; the hand's way through the
+    tree (translated opponent bets) changes only on real actions, never on LBR's hypothetical ones."""
+
+    def __init__(self, policy: BlueprintPolicy, space: HandSpace, seed: int = 0) -> None:
+        self.policy = policy
+        self.space = space
+        self.rng = np.random.default_rng(seed)
+        self.path = HandPath()
+
+    def start_hand(self, position: int) -> None:
+        super().start_hand(position)
+        self.path = HandPath()
+
+    def _at(self, state: HandState, path: HandPath) -> tuple[list[Action], list[int], np.ndarray]:
+        buckets = self.policy.blueprint.abstraction.buckets_all(state.round, tuple(state.board))
+        found = self.policy.strategy_all(state, buckets, path, self.rng)
+        if found is None:  # off the tree: the bot checks or calls
+            return [CALL], [-1], np.where(buckets >= 0, 1.0, 0.0)[None, :]
+        return found
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        actions, _, probs = self._at(state, HandPath(list(self.path.children)))
+        return actions, probs
+
+    def commit(self, state: HandState, action: Action) -> None:
+        actions, children, _ = self._at(state, self.path)
+        if action in actions and children[actions.index(action)] >= 0:
+            self.path.children.append(children[actions.index(action)])
+
+
 class ProviderFactory:
     """A picklable recipe for a strategy provider (LBR runs it in worker processes)."""
 
@@ -143,6 +177,12 @@ class ProviderFactory:
                 SolverConfig(iterations=self.iterations or 2000, device="cpu", dtype="float64"),
             )
             return SolutionProvider(sol)
+        if self.bot == "blueprint":
+            config = load_config(self.config_path)
+            BlueprintBot.check(game, config)
+            section = config.bot.blueprint
+            blueprint = Blueprint.open(blueprint_file(game, config), game)
+            return BlueprintProvider(BlueprintPolicy(blueprint, section.postprocess, section.threshold), space, config.seed)
         if self.bot == "deepstack":
             config = load_config(self.config_path)
             check_models(game, config)  # a wrong model path is named by its config key, before any solve

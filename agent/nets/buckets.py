@@ -136,6 +136,11 @@ class RiverStrength:
 
     def equity(self, board: tuple[int, ...]) -> np.ndarray:
         """``[1326]`` equity of each hand on the 5-card ``board`` against a uniform opponent (nan where blocked)."""
+        return self.equity_of(board)
+
+    @staticmethod
+    def equity_of(board: tuple[int, ...]) -> np.ndarray:
+        """:meth:`equity` without an instance."""
         uniform = np.ones(NUM_HOLDEM_HANDS, dtype=np.float32)
         compatible = fold_values(board, uniform).astype(np.float64)
         margin = showdown_values(board, uniform).astype(np.float64)  # wins minus losses
