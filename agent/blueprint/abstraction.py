@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from agent.blueprint.holdem import HoldemAbstraction, HoldemTables
+from agent.nets.manifest import checked_file
 from agent.solver.handspace import HandSpace
 from models import MODELS_DIR
 from native.mccfr import Deals
@@ -152,6 +153,8 @@ def make_abstraction(name: str, game: Game) -> Abstraction:
 
 @lru_cache(maxsize=2)
 def _holdem(path: str, name: str) -> HoldemAbstraction:
+    if Path(path).resolve().is_relative_to(MODELS_DIR.resolve()):
+        checked_file(path, " (deepstack blueprint abstraction builds it)")  # a shipped file: its sha256
     return HoldemAbstraction(HoldemTables.load(Path(path)), name)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from agent.blueprint.holdem import HAND_INDEX, SUIT_PERMS, BoardIndex, HoldemAbstraction, HoldemTables, canonical, relabel
+from native.cards import holdem_hand_cards
 from native.evaluator import evaluate
 
 
@@ -76,3 +77,44 @@ def test_a_plain_deals_outcome_is_the_evaluators(synthetic: HoldemAbstraction) -
         board = tuple(int(c) for c in cards[d, 4:])
         for r in range(4):
             assert synthetic.bucket(r, hand, board) == deals.buckets[d, 0, 0, r]
+
+
+# ---------------------------------------------------------------- with the shipped tables
+
+
+@pytest.fixture(scope="module")
+def shipped() -> HoldemAbstraction:
+    from agent.blueprint.abstraction import make_abstraction
+    from protocol.gamedef import load_game
+
+    abstraction = make_abstraction("holdem", load_game("hunl"))
+    assert isinstance(abstraction, HoldemAbstraction)
+    return abstraction
+
+
+def test_shipped_tables_bucket_every_hand_alike_under_suit_relabeling(shipped: HoldemAbstraction) -> None:
+    rng = np.random.default_rng(6)
+    cards = np.argsort(rng.random((30, 52)), axis=1)[:, :7]
+    perm = SUIT_PERMS[rng.integers(24, size=30)]
+    relabeled = (cards // 4) * 4 + perm[np.arange(30)[:, None], cards % 4]
+    for row, other in zip(cards, relabeled):
+        for r in range(4):
+            a = shipped.bucket(r, int(HAND_INDEX[row[0], row[1]]), tuple(int(c) for c in row[2:]))
+            b = shipped.bucket(r, int(HAND_INDEX[other[0], other[1]]), tuple(int(c) for c in other[2:]))
+            assert a == b, (r, row, other)
+
+
+def test_shipped_buckets_of_all_hands_match_single_lookups(shipped: HoldemAbstraction) -> None:
+    board = (0, 17, 30, 44, 51)
+    for r in range(4):
+        every = shipped.buckets_all(r, board)
+        for hand in (5, 400, 777, 1300):
+            cards = set(holdem_hand_cards()[hand].tolist())
+            if cards & set(board[: 2 + r] if r else ()):
+                assert every[hand] == -1
+            else:
+                assert every[hand] == shipped.bucket(r, hand, board)
+    flop_strength = shipped.buckets_all(1, board)  # stronger hands in higher private buckets, on average
+    pf = shipped.tables.private[0]
+    aces = [h for h, (a, b) in enumerate(holdem_hand_cards().tolist()) if a // 4 == 12 and b // 4 == 12 and every[h] >= 0]
+    assert np.mean([flop_strength[h] % pf for h in aces]) > np.mean(flop_strength[flop_strength >= 0] % pf)
