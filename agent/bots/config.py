@@ -189,8 +189,7 @@ class BlueprintBotConfig:
 
     leduc: str | None = field(default="models/blueprint/leduc.npz", metadata=MODEL_PATH)
     leduc_limit: str | None = field(default="models/blueprint/leduc-limit.npz", metadata=MODEL_PATH)
-    #: none yet: the hold'em abstraction is not built
-    hunl: str | None = field(default=None, metadata=MODEL_PATH)
+    hunl: str | None = field(default="models/blueprint/hunl.npz", metadata=MODEL_PATH)
     postprocess: Literal["none", "threshold", "purify", "fold-bet"] = "none"
     #: thresholding's cut-off; for fold-bet, the fold probability above which it folds outright
     threshold: float = 0.15

@@ -193,6 +193,8 @@ def test_blueprint_commands_train_resume_evaluate_and_refuse_bad_input(tmp_path,
     from agent.cli.main import main
 
     out = tmp_path / "bp.npz"
+    no_hunl = tmp_path / "no-hunl.yaml"
+    no_hunl.write_text("bot:\n  blueprint:\n    hunl: null\n")
     assert main(["blueprint", "train", "leduc-limit", "100000", "--out", str(out), "--save-every", "60000"]) == 0
     assert main(["blueprint", "train", "leduc-limit", "50000", "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["iterations"] == 150_000
@@ -204,7 +206,7 @@ def test_blueprint_commands_train_resume_evaluate_and_refuse_bad_input(tmp_path,
         (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "b.npz"), "--sizing", "1/1/1"], "3 rounds given"),
         (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "c.npz"), "--abstraction", "kmeans"], "unknown card"),
         (["blueprint", "eval", str(tmp_path / "missing.npz")], "no such blueprint file"),
-        (["match", "hunl", "1", "blueprint", "random"], "bot.blueprint.hunl is null"),
+        (["match", "hunl", "1", "blueprint", "random", "--config", str(no_hunl)], "bot.blueprint.hunl is null"),
     ]
     for argv, message in bad:
         assert main(argv) == 2, argv

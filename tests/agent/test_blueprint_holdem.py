@@ -118,3 +118,14 @@ def test_shipped_buckets_of_all_hands_match_single_lookups(shipped: HoldemAbstra
     pf = shipped.tables.private[0]
     aces = [h for h, (a, b) in enumerate(holdem_hand_cards().tolist()) if a // 4 == 12 and b // 4 == 12 and every[h] >= 0]
     assert np.mean([flop_strength[h] % pf for h in aces]) > np.mean(flop_strength[flop_strength >= 0] % pf)
+
+
+def test_the_shipped_hunl_blueprint_plays_on_loopback_without_corrections(tmp_path, capsys) -> None:
+    from agent.cli.main import main
+
+    code = main(["match", "hunl", "100", "blueprint", "random", "--duplicate", "--seed", "2", "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.count("corrected actions 0") == 2
+    think = float(out.split("blueprint: mean think ")[1].split(" ms/decision")[0])
+    assert think < 100  # a table lookup (and a river equity): milliseconds, not a solve
