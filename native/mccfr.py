@@ -11,7 +11,19 @@ import numpy as np
 
 from native.evaluator import ffi, lib
 
-__all__ = ["DECISION", "FOLD", "SHOWDOWN", "CHANCE", "MAX_ACTIONS", "FlatTree", "Deals", "Exits", "iterate", "continue_exits"]
+__all__ = [
+    "DECISION",
+    "FOLD",
+    "SHOWDOWN",
+    "CHANCE",
+    "MAX_ACTIONS",
+    "FlatTree",
+    "Deals",
+    "Trunk",
+    "Exits",
+    "iterate",
+    "continue_exits",
+]
 
 DECISION, FOLD, SHOWDOWN, CHANCE = 0, 1, 2, 3
 MAX_ACTIONS = 32
@@ -96,6 +108,32 @@ class Deals:
     @property
     def K(self) -> int:
         return self.outcome.shape[1]
+
+
+@dataclass(frozen=True)
+class Trunk:
+    """The part of ``n`` deals the trunk needs (dealt before the public clusters split them): the
+    private cards ``[n, cards]`` (what a cluster's worker draws its board around), every position's
+    buckets of the trunk's rounds ``[n, 2, rounds]`` (the later rounds 0) and each cluster's weight
+    ``[n, K]``."""
+
+    cards: np.ndarray
+    buckets: np.ndarray
+    weight: np.ndarray
+
+    @property
+    def clusters(self) -> int:
+        return self.weight.shape[1]
+
+    def deals(self, split_round: int, continuations: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> Deals:
+        """As :class:`Deals`: the trunk's buckets in every continuation, the given clusters' continuations
+        ``{k: (buckets [n, 2, rounds], outcome [n])}`` in theirs (the head walks the trunk only)."""
+        n, k = self.weight.shape
+        buckets = np.repeat(self.buckets[:, None], k, axis=1)
+        outcome = np.zeros((n, k), np.int8)
+        for c, (b, o) in (continuations or {}).items():
+            buckets[:, c], outcome[:, c] = b, o
+        return Deals(buckets, outcome, self.weight, split_round)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from agent.blueprint.holdem import HoldemAbstraction, HoldemTables
 from agent.nets.manifest import checked_file
 from agent.solver.handspace import HandSpace
 from models import MODELS_DIR
-from native.mccfr import Deals
+from native.mccfr import Deals, Trunk
 from protocol.gamedef import Game
 
 #: a lossless abstraction beyond this many buckets in a round is not what its caller wants
@@ -42,6 +42,15 @@ class Abstraction(Protocol):
 
     def cluster_of(self, round_: int, bucket: int, clusters: int) -> int:
         """The public cluster of ``bucket`` in ``round_`` (a round from the split on)."""
+        ...
+
+    def deal_trunk(self, rng: np.random.Generator, n: int, clusters: int) -> Trunk:
+        """The private cards of ``n`` deals, their trunk buckets and each cluster's weight."""
+        ...
+
+    def continuation(self, trunk: Trunk, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Cluster ``k``'s continuation of every deal of ``trunk``: buckets ``[n, 2, rounds]`` (the
+        trunk's rounds as in ``trunk``) and outcomes ``[n]``, a board drawn from the cluster."""
         ...
 
     def buckets_all(self, round_: int, board: tuple[int, ...]) -> np.ndarray:
@@ -69,6 +78,7 @@ class LosslessAbstraction:
         self._hand_table = _dense_table({tuple(int(c) for c in row): i for i, row in enumerate(space.cards)}, self.k)
         self._board_tables = [_dense_table(ix, size) for ix, size in zip(self._board_index, self.board_sizes)]
         final = self._board_index[-1]
+        self._final_cards = np.array(list(final), dtype=np.int64)  # [boards, size], in index order
         self._strength = np.full((len(final), space.size), -1, dtype=np.int64)
         for board, i in final.items():
             self._strength[i] = space.strengths(board)
@@ -101,29 +111,32 @@ class LosslessAbstraction:
     def deal(self, rng: np.random.Generator, n: int, clusters: int = 1) -> Deals:
         k = self.k
         rounds = len(self.board_sizes)
-        if clusters > 1 and rounds != 2:
-            raise ValueError("public clusters of a lossless abstraction: two-round games only (Leduc)")
-        cards = self.deck[np.argsort(rng.random((n, len(self.deck))), axis=1)[:, : 2 * k + self.board_sizes[-1]]]
-        hands = np.stack([self._hand_table[_code(cards[:, p * k : (p + 1) * k])] for p in range(2)], axis=1)
         if clusters == 1:
+            cards = self.deck[np.argsort(rng.random((n, len(self.deck))), axis=1)[:, : 2 * k + self.board_sizes[-1]]]
+            hands = np.stack([self._hand_table[_code(cards[:, p * k : (p + 1) * k])] for p in range(2)], axis=1)
             boards = [self._board_tables[r][_code(cards[:, 2 * k : 2 * k + size])] for r, size in enumerate(self.board_sizes)]
             buckets, outcome = self._buckets(hands, boards)
             return Deals(buckets[:, None], outcome[:, None], np.ones((n, 1), np.float32), rounds)
-        # one board per cluster among those the hands leave possible, and how many those are
-        final = self._board_index[-1]
-        board_cards = np.array(list(final), dtype=np.int64)  # [B, size], in index order
-        held = cards[:, : 2 * k]
-        blocked = (board_cards[None, :, :, None] == held[:, None, None, :]).any(axis=(2, 3))  # [n, B]
-        buckets = np.empty((n, clusters, 2, rounds), np.int32)
-        outcome = np.zeros((n, clusters), np.int8)
-        weight = np.zeros((n, clusters), np.float32)
-        for c, group in enumerate(self._clusters(clusters)):
-            ok = ~blocked[:, group]
-            weight[:, c] = ok.sum(axis=1)
-            pick = group[np.argmax(rng.random(ok.shape) * ok, axis=1)]  # uniform among the possible ones
-            boards = [np.zeros(n, np.int64), pick]
-            buckets[:, c], outcome[:, c] = self._buckets(hands, boards)
-        return Deals(buckets, outcome, weight, 1)
+        return assemble(self, self.deal_trunk(rng, n, clusters), rng)
+
+    def deal_trunk(self, rng: np.random.Generator, n: int, clusters: int) -> Trunk:
+        k = self.k
+        if len(self.board_sizes) != 2:
+            raise ValueError("public clusters of a lossless abstraction: two-round games only (Leduc)")
+        cards = self.deck[np.argsort(rng.random((n, len(self.deck))), axis=1)[:, : 2 * k]]
+        hands = np.stack([self._hand_table[_code(cards[:, p * k : (p + 1) * k])] for p in range(2)], axis=1)
+        blocked = (self._final_cards[None, :, :, None] == cards[:, None, None, :]).any(axis=(2, 3))  # [n, boards]
+        weight = np.stack([(~blocked[:, group]).sum(axis=1) for group in self._clusters(clusters)], axis=1)
+        buckets = np.zeros((n, 2, 2), np.int32)
+        buckets[:, :, 0] = hands  # round 1 has no board: the bucket is the hand
+        return Trunk(cards, buckets, weight.astype(np.float32))
+
+    def continuation(self, trunk: Trunk, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        group = self._clusters(trunk.clusters)[k]
+        ok = ~(self._final_cards[group][None, :, :, None] == trunk.cards[:, None, None, :]).any(axis=(2, 3))
+        pick = group[np.argmax(rng.random(ok.shape) * ok, axis=1)]  # uniform among the possible ones
+        hands = trunk.buckets[:, :, 0].astype(np.int64)
+        return self._buckets(hands, [np.zeros(len(hands), np.int64), pick])
 
     def _buckets(self, hands: np.ndarray, boards: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Buckets ``[n, 2, rounds]`` and outcomes ``[n]`` of hands ``[n, 2]`` with each round's board index."""
@@ -136,6 +149,18 @@ class LosslessAbstraction:
 
 #: the shipped hold'em abstraction's tables (deepstack blueprint abstraction)
 HOLDEM_TABLES = MODELS_DIR / "blueprint" / "holdem-abstraction.npz"
+
+
+def assemble(abstraction: Abstraction, trunk: Trunk, rng: np.random.Generator) -> Deals:
+    """Deals with every cluster's continuation (one process: the same draws a cluster's worker makes
+    from the same generator state, cluster after cluster)."""
+    n, clusters = trunk.weight.shape
+    rounds = trunk.buckets.shape[2]
+    buckets = np.empty((n, clusters, 2, rounds), np.int32)
+    outcome = np.empty((n, clusters), np.int8)
+    for k in range(clusters):
+        buckets[:, k], outcome[:, k] = abstraction.continuation(trunk, k, rng)
+    return Deals(buckets, outcome, trunk.weight, abstraction.split_round)
 
 
 def make_abstraction(name: str, game: Game) -> Abstraction:

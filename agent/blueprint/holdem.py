@@ -31,7 +31,7 @@ from agent.nets.buckets import BucketTable, RiverStrength, kmeans_l1, preflop_cl
 from native.cards import holdem_hand_cards
 from native.equity import river_equity_deals
 from native.evaluator import evaluate
-from native.mccfr import Deals
+from native.mccfr import Deals, Trunk
 
 #: the 24 relabelings of the four suits
 SUIT_PERMS = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
@@ -287,23 +287,29 @@ class HoldemAbstraction:
         return buckets, np.sign(strength[0] - strength[1]).astype(np.int8)
 
     def deal(self, rng: np.random.Generator, n: int, clusters: int = 1) -> Deals:
-        cards = np.argsort(rng.random((n, 52)), axis=1)[:, :9].astype(np.int64)
-        holes = cards[:, :4].reshape(n, 2, 2)
         if clusters == 1:
-            buckets, outcome = self._deal_buckets(holes, cards[:, 4:9])
+            cards = np.argsort(rng.random((n, 52)), axis=1)[:, :9].astype(np.int64)
+            buckets, outcome = self._deal_buckets(cards[:, :4].reshape(n, 2, 2), cards[:, 4:9])
             return Deals(buckets[:, None], outcome[:, None], np.ones((n, 1), np.float32), 4)
+        trunk = self.deal_trunk(rng, n, clusters)
+        continuations = {k: self.continuation(trunk, k, rng) for k in range(clusters)}
+        return trunk.deals(self.split_round, continuations)
+
+    def deal_trunk(self, rng: np.random.Generator, n: int, clusters: int) -> Trunk:
         if clusters != self.tables.clusters:
             raise ValueError(f"this abstraction has {self.tables.clusters} public clusters, not {clusters}")
-        held = cards[:, :4]
-        buckets = np.empty((n, clusters, 2, 4), dtype=np.int32)
-        outcome = np.empty((n, clusters), dtype=np.int8)
-        weight = np.empty((n, clusters), dtype=np.float32)
-        for k in range(clusters):
-            flops = self._draw_flops(rng, k, held)
-            rest = self._draw_rest(rng, np.concatenate([held, flops], axis=1), 2)
-            buckets[:, k], outcome[:, k] = self._deal_buckets(holes, np.concatenate([flops, rest], axis=1))
-            weight[:, k] = self._possible_flops(k, held)
-        return Deals(buckets, outcome, weight, 1)
+        held = np.argsort(rng.random((n, 52)), axis=1)[:, :4].astype(np.int64)
+        buckets = np.zeros((n, 2, 4), dtype=np.int32)
+        for p in range(2):
+            buckets[:, p, 0] = self._preflop[HAND_INDEX[held[:, 2 * p], held[:, 2 * p + 1]]]
+        weight = np.stack([self._possible_flops(k, held) for k in range(clusters)], axis=1)
+        return Trunk(held, buckets, weight)
+
+    def continuation(self, trunk: Trunk, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        held = trunk.cards
+        flops = self._draw_flops(rng, k, held)
+        rest = self._draw_rest(rng, np.concatenate([held, flops], axis=1), 2)
+        return self._deal_buckets(held.reshape(len(held), 2, 2), np.concatenate([flops, rest], axis=1))
 
     def _draw_flops(self, rng: np.random.Generator, k: int, held: np.ndarray) -> np.ndarray:
         """One raw flop of cluster ``k`` per row that shares no card with ``held`` (uniform among those)."""

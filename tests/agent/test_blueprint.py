@@ -252,7 +252,7 @@ def test_the_distributed_scheme_gives_the_same_blueprint_on_any_number_of_worker
     assert np.all(first.strategy_sum[owner == 2] >= 0) and first.strategy_sum[owner == 2].sum() > 0
     train_distributed(first, 1_700_000, clusters=3, workers=1, seed=2)
     e = profile_exploitability(blueprint_profile(first, space))
-    assert 1000 * e["exploitability"] < 20  # measured 10.0 after 2M in batches of 500
+    assert 1000 * e["exploitability"] < 20  # measured 10.3 after 2M in batches of 500
 
 
 def test_ray_workers_give_the_same_blueprint_as_in_process_ones(leduc_limit: Game, tmp_path) -> None:
