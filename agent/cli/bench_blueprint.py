@@ -1,7 +1,8 @@
 """``deepstack bench blueprint``: MCCFR iterations per second of the blueprint's equilibrium finder on
-Leduc (lossless): one process, one process with public clusters, and the distributed two-pass scheme on
-Ray in local mode with each worker count asked for; the speed-up of W workers over one, measured in
-the same run on the same machine."""
+Leduc (lossless) or hold'em (the shipped abstraction and the shipped blueprint's tree): one process,
+one process with public clusters, and the distributed two-pass scheme on Ray in local mode with each
+worker count asked for; the speed-up of W workers over one, measured in the same run on the same
+machine."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 from agent.blueprint.distributed import train_distributed
 from agent.blueprint.mccfr import Blueprint
 from agent.cli.common import HelpFormatter, example
-from agent.solver.tree import FCPA
+from agent.solver.tree import FCPA, BetSizing
 from agent.training.cluster import ClusterError, connect_ray
 from protocol.gamedef import load_game
 
@@ -25,9 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=example("deepstack bench blueprint --iterations 200000 --workers 1,2"),
         formatter_class=HelpFormatter,
     )
-    p.add_argument("--game", default="leduc-limit", choices=["leduc", "leduc-limit"], help="the game")
+    p.add_argument("--game", default="leduc-limit", choices=["leduc", "leduc-limit", "hunl"], help="the game")
     p.add_argument("--iterations", type=int, default=1_000_000, help="iterations per measurement")
-    p.add_argument("--clusters", type=int, default=3, help="public clusters (the distributed runs' workers share them)")
+    p.add_argument(
+        "--clusters", type=int, default=None, help="public clusters (default: 3 in Leduc, the abstraction's 8 in hold'em)"
+    )
     p.add_argument("--workers", default="1,2", help="worker counts of the distributed runs, comma separated (none: '')")
     p.add_argument("--batch", type=int, default=500, help="deals per trunk update of the distributed runs")
     return p
@@ -55,15 +58,23 @@ def main(argv: list[str]) -> int:
     except ValueError:
         print(f"deepstack bench blueprint: error: --workers {args.workers!r}: expected counts like 1,2", file=sys.stderr)
         return 2
-    if args.iterations < 1 or any(not 1 <= w <= args.clusters for w in workers):
+    holdem = args.game == "hunl"
+    clusters = args.clusters or (8 if holdem else 3)
+    if args.iterations < 1 or any(not 1 <= w <= clusters for w in workers):
         print("deepstack bench blueprint: error: --iterations >= 1 and each worker count in 1..--clusters", file=sys.stderr)
         return 2
     game = load_game(args.game)
     n = args.iterations
-    seconds = Blueprint.create(game, FCPA).train(n, seed=1)
+
+    def fresh() -> Blueprint:
+        if holdem:  # the shipped hold'em blueprint's tree and abstraction
+            return Blueprint.create(game, BetSizing.parse("0.5,1;1", max_raises=3), "holdem")
+        return Blueprint.create(game, FCPA)
+
+    seconds = fresh().train(n, seed=1)
     print(json.dumps(_row("single", n, seconds, game=args.game, clusters=1)), flush=True)
-    seconds = Blueprint.create(game, FCPA).train(n, seed=1, clusters=args.clusters)
-    print(json.dumps(_row("single_clusters", n, seconds, game=args.game, clusters=args.clusters)), flush=True)
+    seconds = fresh().train(n, seed=1, clusters=clusters)
+    print(json.dumps(_row("single_clusters", n, seconds, game=args.game, clusters=clusters)), flush=True)
     if not workers:
         return 0
     try:
@@ -74,8 +85,8 @@ def main(argv: list[str]) -> int:
     try:
         base = None
         for w in workers:
-            seconds = train_distributed(Blueprint.create(game, FCPA), n, args.clusters, w, seed=1, batch=args.batch, ray=ray)
-            row = _row("ray", n, seconds, game=args.game, clusters=args.clusters, workers=w, batch=args.batch)
+            seconds = train_distributed(fresh(), n, clusters, w, seed=1, batch=args.batch, ray=ray)
+            row = _row("ray", n, seconds, game=args.game, clusters=clusters, workers=w, batch=args.batch)
             base = row["value"] if base is None else base
             row["speedup_over_first"] = round(row["value"] / base, 3)
             print(json.dumps(row), flush=True)
