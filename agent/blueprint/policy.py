@@ -12,7 +12,7 @@ from agent.blueprint.mccfr import Blueprint
 from agent.blueprint.postprocess import postprocess
 from agent.blueprint.translation import pot_fraction, real_action, translate_bet
 from agent.solver.tree import NodeKind
-from protocol.state import Action, ActionKind, HandState
+from protocol.state import CALL, Action, ActionKind, HandState
 
 _KIND_NAMES = {ActionKind.FOLD: "fold", ActionKind.CALL: "call", ActionKind.RAISE: "bet"}
 
@@ -64,7 +64,7 @@ class BlueprintPolicy:
         it came from (for logs); check/call where the hand has left the tree."""
         n = self.locate(state, path, rng)
         if n is None:
-            return Action(ActionKind.CALL), {"on_tree": False}
+            return CALL, {"on_tree": False}
         node = self.tree.nodes[n]
         probs = self.blueprint.average(n, bucket)
         kinds = [_KIND_NAMES[a.kind] for a in node.actions]
