@@ -148,4 +148,5 @@ def _sizing(d: dict) -> BetSizing:
         raises=None if raises is None else tuple(tuple(float(x) for x in part) for part in raises),
         all_in=bool(d.get("all_in", True)),
         max_raises=d.get("max_raises"),
+        all_in_past_cap=bool(d.get("all_in_past_cap", False)),
     )

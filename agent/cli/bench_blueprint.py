@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
 
     def fresh() -> Blueprint:
         if holdem:  # the shipped hold'em blueprint's tree and abstraction
-            return Blueprint.create(game, BetSizing.parse("0.5,1;1", max_raises=3), "holdem")
+            return Blueprint.create(game, BetSizing.parse("0.5,1;1", max_raises=3, all_in_past_cap=True), "holdem")
         return Blueprint.create(game, FCPA)
 
     seconds = fresh().train(n, seed=1)

@@ -56,7 +56,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="bet sizes as pot fractions, per round separated by '/', per depth by ';' (e.g. '0.5,1;1/1'); one "
         "spec applies to every round; all-in is always added",
     )
-    t.add_argument("--max-raises", type=int, default=None, help="at most this many bets and raises per round in the tree")
+    t.add_argument(
+        "--max-raises",
+        type=int,
+        default=None,
+        help="at most this many bets and raises per round in the tree, all-in past them (where an opponent's further raise goes)",
+    )
     t.add_argument(
         "--abstraction",
         default="lossless",
@@ -127,7 +132,7 @@ def _sizing(spec: str, rounds: int, max_raises: int | None = None) -> tuple[BetS
         raise ValueError(f"--sizing {spec!r}: {len(parts)} rounds given, the game has {rounds}")
     if max_raises is not None and max_raises < 1:
         raise ValueError("--max-raises must be at least 1")
-    per_round = [BetSizing.parse(s, max_raises=max_raises) for s in parts]
+    per_round = [BetSizing.parse(s, max_raises=max_raises, all_in_past_cap=max_raises is not None) for s in parts]
     return tuple(per_round * rounds if len(per_round) == 1 else per_round)
 
 

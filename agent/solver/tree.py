@@ -40,13 +40,16 @@ class BetSizing:
     all_in: bool = True
     #: at most this many bets/raises per round inside the lookahead (None: the game's rules)
     max_raises: int | None = None
+    #: past ``max_raises``, all-in stays (a blueprint's tree: an opponent's further raise then has a
+    #: place to go); off, no raise at all (the re-solves' lookaheads)
+    all_in_past_cap: bool = False
 
     def fractions(self, depth: int, facing_bet: bool) -> tuple[float, ...]:
         table = self.raises if (facing_bet and self.raises is not None) else self.bets
         return table[min(depth, len(table) - 1)]
 
     @classmethod
-    def parse(cls, spec: str, all_in: bool = True, max_raises: int | None = None) -> BetSizing:
+    def parse(cls, spec: str, all_in: bool = True, max_raises: int | None = None, all_in_past_cap: bool = False) -> BetSizing:
         """``"0.5,1;1"`` -> first action 0.5P and P, later actions P (``;`` separates depths)."""
         try:
             bets = tuple(tuple(float(x) for x in part.split(",") if x.strip()) for part in spec.split(";"))
@@ -54,7 +57,7 @@ class BetSizing:
             raise ValueError(f"bet sizes {spec!r}: expected pot fractions like '0.5,1;1'") from None
         if not bets or any(f <= 0 for part in bets for f in part):
             raise ValueError(f"bet sizes {spec!r}: fractions must be positive")
-        return cls(bets=bets, all_in=all_in, max_raises=max_raises)
+        return cls(bets=bets, all_in=all_in, max_raises=max_raises, all_in_past_cap=all_in_past_cap)
 
 
 #: DeepStack's sparse lookahead (supplement, Table 4), per round.
@@ -103,11 +106,12 @@ def bet_actions(state: HandState, sizing: BetSizing, depth: int) -> list[Action]
     bounds = state.raise_bounds()
     if bounds is None:
         return []
+    low, high = bounds
     if sizing.max_raises is not None and state.num_raises() >= sizing.max_raises:
-        return []
+        capped_all_in = sizing.all_in and sizing.all_in_past_cap and not state.game.is_limit
+        return [raise_to(high)] if capped_all_in else []
     if state.game.is_limit:
         return [LIMIT_RAISE]
-    low, high = bounds
     p = state.current_player
     assert p is not None
     to_call = min(state.max_spent, state.game.stack[p]) - state.spent[p]

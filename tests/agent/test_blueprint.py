@@ -16,7 +16,7 @@ from agent.blueprint.translation import pot_fraction, pseudo_harmonic, real_acti
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
-from agent.solver.tree import FCPA
+from agent.solver.tree import FCPA, BetSizing
 from models import MODELS_DIR
 from native import mccfr
 from protocol.gamedef import Game
@@ -299,3 +299,13 @@ def test_lbr_plays_against_the_blueprint(capsys) -> None:
     out = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert out["bot"] == "blueprint" and out["hands"] == 60
     assert abs(out["aivat_mbb_g"]) < 2000
+
+
+def test_past_the_raise_cap_a_blueprint_tree_keeps_all_in(leduc: Game) -> None:
+    from agent.solver.tree import bet_actions
+
+    state = HandState.initial(leduc).apply(raise_to(300))  # one raise made
+    capped = BetSizing.parse("1", max_raises=1)
+    assert bet_actions(state, capped, 1) == []  # a re-solve's lookahead: no raise past the cap
+    kept = BetSizing.parse("1", max_raises=1, all_in_past_cap=True)
+    assert bet_actions(state, kept, 1) == [raise_to(state.raise_bounds()[1])]  # a blueprint's: all-in stays
