@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -182,9 +183,7 @@ def _train(args: argparse.Namespace) -> int:
     if not out.exists():
         bp.save(out)
     if is_shipped(out):
-        command = (
-            f"deepstack blueprint train {args.game} {args.iterations} --out {args.out} --sizing {args.sizing} --seed {args.seed}"
-        )
+        command = train_command(args)
         register_model(
             out,
             f"blueprint-{out.stem}",
@@ -232,6 +231,23 @@ def _abstraction(args: argparse.Namespace) -> int:
     sizes = np.bincount(tables.flop_cluster, minlength=args.clusters).tolist()
     print(json.dumps({"file": str(out), "seconds": round(seconds, 1), "flops_per_cluster": sizes}))
     return 0
+
+
+def train_command(args: argparse.Namespace) -> str:
+    """The command line that made this run, for the manifest."""
+    parts = ["deepstack blueprint train", args.game, str(args.iterations), "--out", args.out, "--sizing", args.sizing]
+    if args.max_raises:
+        parts += ["--max-raises", str(args.max_raises)]
+    if args.abstraction != "lossless":
+        parts += ["--abstraction", args.abstraction]
+    if args.clusters > 1:
+        parts += ["--clusters", str(args.clusters)]
+    if args.workers:
+        parts += ["--workers", str(args.workers), "--batch", str(args.batch)]
+    parts += ["--seed", str(args.seed)]
+    if args.save_every != 5_000_000:
+        parts += ["--save-every", str(args.save_every)]
+    return " ".join(shlex.quote(p) if i else p for i, p in enumerate(parts))
 
 
 def _eval(args: argparse.Namespace) -> int:
