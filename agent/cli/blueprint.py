@@ -61,7 +61,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--max-raises",
         type=int,
         default=None,
-        help="at most this many bets and raises per round in the tree, all-in past them (where an opponent's further raise goes)",
+        help="at most this many bets and raises per round in the tree, all-in past them (where an opponent's further "
+        "raise goes); default: as the game's rules allow",
     )
     t.add_argument(
         "--abstraction",
