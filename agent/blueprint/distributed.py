@@ -67,10 +67,14 @@ def slot_owners(bp: Blueprint, clusters: int) -> np.ndarray:
     flat = bp.tree.flat
     split = bp.abstraction.split_round
     owner = np.full(flat.num_slots, -1, dtype=np.int64)
+    # each round's cluster per bucket, once; a decision's slots are its buckets' blocks of A actions
+    by_round = {
+        r: np.array([bp.abstraction.cluster_of(r, b, clusters) for b in range(int(flat.num_buckets[r]))])
+        for r in range(split, flat.num_rounds)
+    }
     for n in np.flatnonzero((flat.kind == mccfr.DECISION) & (flat.round >= split)):
         r, a, start = int(flat.round[n]), int(flat.num_children[n]), int(flat.slot[n])
-        for b in range(int(flat.num_buckets[r])):
-            owner[start + b * a : start + (b + 1) * a] = bp.abstraction.cluster_of(r, b, clusters)
+        owner[start : start + len(by_round[r]) * a] = np.repeat(by_round[r], a)
     return owner
 
 

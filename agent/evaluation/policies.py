@@ -128,26 +128,35 @@ class BlueprintProvider(StrategyProvider):
         self.space = space
         self.rng = np.random.default_rng(seed)
         self.path = HandPath()
+        #: the last peek: its state, the path it translated onto, the actions and the child each plays
+        self._pending: tuple[tuple[str, tuple[int, ...]], HandPath, list[Action], list[int]] | None = None
 
     def start_hand(self, position: int) -> None:
         super().start_hand(position)
         self.path = HandPath()
+        self._pending = None
 
-    def _at(self, state: HandState, path: HandPath) -> tuple[list[Action], list[int], np.ndarray]:
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        path = HandPath(list(self.path.children))
         buckets = self.policy.blueprint.abstraction.buckets_all(state.round, tuple(state.board))
         found = self.policy.strategy_all(state, buckets, path, self.rng)
         if found is None:  # off the tree: the bot checks or calls
-            return [CALL], [-1], np.where(buckets >= 0, 1.0, 0.0)[None, :]
-        return found
-
-    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
-        actions, _, probs = self._at(state, HandPath(list(self.path.children)))
+            actions, children, probs = [CALL], [-1], np.where(buckets >= 0, 1.0, 0.0)[None, :]
+        else:
+            actions, children, probs = found
+        self._pending = ((state.betting_string(), tuple(state.board)), path, actions, children)
         return actions, probs
 
     def commit(self, state: HandState, action: Action) -> None:
-        actions, children, _ = self._at(state, self.path)
+        """The action played at the state last peeked: its path (the same translations) becomes the hand's."""
+        if self._pending is None or self._pending[0] != (state.betting_string(), tuple(state.board)):
+            self.strategy(state)
+        assert self._pending is not None
+        _, path, actions, children = self._pending
+        self.path = path
         if action in actions and children[actions.index(action)] >= 0:
             self.path.children.append(children[actions.index(action)])
+        self._pending = None
 
 
 class ProviderFactory:

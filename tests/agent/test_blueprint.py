@@ -100,6 +100,13 @@ def test_bad_deals_and_bad_trees_are_refused_not_run(leduc_limit: Game) -> None:
             flat.kind, flat.player, flat.round, flat.first_child, flat.num_children, flat.slot, flat.fold_value0,
             flat.stake, flat.num_buckets, flat.num_slots - 1,
         )  # fmt: skip
+    payoff = flat.fold_value0.copy()
+    payoff[np.flatnonzero(flat.kind == mccfr.FOLD)[0]] = np.nan
+    with pytest.raises(ValueError, match="payoffs"):
+        mccfr.FlatTree(
+            flat.kind, flat.player, flat.round, flat.first_child, flat.num_children, flat.slot, payoff,
+            flat.stake, flat.num_buckets, flat.num_slots,
+        )  # fmt: skip
     with pytest.raises(ValueError, match="float32"):
         mccfr.iterate(flat, deals, bp.regrets.astype(np.float64), bp.strategy_sum, 0)
 
@@ -207,6 +214,12 @@ def test_blueprint_commands_train_resume_evaluate_and_refuse_bad_input(tmp_path,
         (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "c.npz"), "--abstraction", "kmeans"], "unknown card"),
         (["blueprint", "eval", str(tmp_path / "missing.npz")], "no such blueprint file"),
         (["match", "hunl", "1", "blueprint", "random", "--config", str(no_hunl)], "bot.blueprint.hunl is null"),
+        (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "d.npz"), "--max-raises", "0"], "--max-raises"),
+        (["blueprint", "abstraction", "--out", str(tmp_path / "a.npz"), "--private", "32,32"], "three counts"),
+        (
+            ["blueprint", "train", "hunl", "10", "--out", str(tmp_path / "e.npz"), "--abstraction", f"holdem:{out}"],
+            "not a hold'em",
+        ),
     ]
     for argv, message in bad:
         assert main(argv) == 2, argv
