@@ -58,6 +58,10 @@ class ClusterWorker:
             values[k] = mccfr.continue_exits(self.flat, deals, self.regrets, self.strategy_sum, k, walk_seed, exits)
         return values
 
+    def ready(self) -> bool:
+        """Answers once the worker exists (its tables received): the start, timed apart from the work."""
+        return True
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         return self.regrets, self.strategy_sum
 
@@ -87,13 +91,16 @@ def train_distributed(
     batch: int = 500,
     ray: Any = None,
     progress: bool = False,
+    stats: dict[str, float] | None = None,
 ) -> float:
     """``iterations`` more iterations of the two-pass scheme with ``clusters`` public clusters on
     ``workers`` workers (cluster k on worker k mod workers; Ray actors with ``ray``, a connected
     Ray module), linear averaging; the workers' information sets are merged back into ``bp``.
     Returns the seconds taken. The same seed gives the same blueprint for any number of workers.
     The trunk's strategy is fixed within a batch (both passes must sample alike): smaller batches are
-    fresher and cost more calls (limit Leduc, 2M iterations: 17.7 mbb/g with batches of 2000, 10.3 with 500)."""
+    fresher and cost more calls (limit Leduc, 2M iterations: 17.7 mbb/g with batches of 2000, 10.3 with 500).
+    ``stats``, if given, receives the seconds of the workers' start (``start_s``) and of the final merge
+    (``merge_s``): the rest is the steady work."""
     if not 1 <= workers <= clusters:
         raise ValueError(f"{workers} workers for {clusters} clusters: each worker needs a cluster")
     start = time.perf_counter()
@@ -104,6 +111,8 @@ def train_distributed(
     else:
         actor = ray.remote(ClusterWorker)
         pool = [actor.remote(flat, bp.abstraction, g, bp.regrets, bp.strategy_sum) for g in groups]
+        ray.get([w.ready.remote() for w in pool])
+    started = time.perf_counter()
     bar = tqdm(total=iterations, desc="MCCFR (distributed)", unit="it", unit_scale=True, disable=not progress)
     done = 0
     while done < iterations:
@@ -121,8 +130,9 @@ def train_distributed(
         worker_seed = int(rng.integers(2**62))
         if ray is None:
             answers = [w.run(trunk, exits, worker_seed, scale) for w in pool]
-        else:
-            answers = ray.get([w.run.remote(trunk, exits, worker_seed, scale) for w in pool])
+        else:  # the batch is put in the object store once, not once per worker
+            refs = ray.put(trunk), ray.put(exits)
+            answers = ray.get([w.run.remote(*refs, worker_seed, scale) for w in pool])
         values = np.zeros((clusters, len(exits)))
         for answer in answers:
             for k, v in answer.items():
@@ -138,12 +148,16 @@ def train_distributed(
         done += n
         bar.update(n)
     bar.close()
+    merging = time.perf_counter()
     owner = slot_owners(bp, clusters)
     arrays = [w.arrays() for w in pool] if ray is None else ray.get([w.arrays.remote() for w in pool])
     for group, (regrets, sums) in zip(groups, arrays):
         mine = np.isin(owner, group)
         bp.regrets[mine] = regrets[mine]
         bp.strategy_sum[mine] = sums[mine]
-    seconds = time.perf_counter() - start
+    end = time.perf_counter()
+    if stats is not None:
+        stats.update(start_s=started - start, merge_s=end - merging)
+    seconds = end - start
     bp.seconds += seconds
     return seconds

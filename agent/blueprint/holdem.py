@@ -1,16 +1,19 @@
 """The blueprint's hold'em card abstraction (seed 001's hierarchy, a first version).
 
 * Pre-flop: the 169 lossless classes.
-* Public buckets: the 1,755 suit-canonical flops clustered into C public clusters by the distribution of
-  their hands over the flop's private buckets (k-means, L1 between cumulative distributions, the private
-  buckets ordered by strength). The seed clusters flops by a transition-table distance over a base
-  abstraction; this is a simpler stand-in with the same aim (flops alike when their hands fall alike).
+* Public buckets: the 1,755 suit-canonical flops clustered into C public clusters by the seed's
+  transition-table distance over a base abstraction, the value networks' flop table of 1000 buckets
+  (agent/blueprint/public.py); the first version's k-means over each flop's histogram of its private
+  buckets remains as ``public="histogram"``.
 * Private buckets, imperfect recall, inside each public cluster: a street's bucket is ``cluster * P +
   private``, the cluster being the flop's for the whole hand, so every information set after the flop belongs
   to one cluster (what the distributed scheme's workers own). Flop and turn: the value networks' EMD bucket
   tables (models/holdem/buckets-*.npz, 1000 equity-histogram centroids) coarsened to P groups by k-means over
-  their centroids, stored for every suit-canonical board (1,755 flops, 16,432 turns) and hand. River: the
-  hand's equity against a uniform hand, cut into P equal steps, computed per deal in C.
+  their centroids, stored for every suit-canonical board (1,755 flops, 16,432 turns) and hand; on the flop
+  separately per public cluster (the centroids its flops use), as the seed does; on the turn for all clusters
+  at once (a canonical turn board's table cannot know which of its cards were the flop; a table per cluster
+  would be 8 times the size). River: the hand's equity against a uniform hand, cut into P equal steps,
+  computed per deal in C.
 
 Suit isomorphism: a board's canonical form is the smallest (as sorted cards) of its 24 suit relabelings;
 the hand is relabeled with the same permutation before its table row is read.
@@ -27,6 +30,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from agent.blueprint.public import board_distances, cluster_public, transition_table, within_cluster_distance
 from agent.nets.buckets import BucketTable, RiverStrength, kmeans_l1, preflop_classes
 from native.cards import holdem_hand_cards
 from native.equity import river_equity_deals
@@ -141,14 +145,15 @@ class HoldemTables:
         return tables
 
 
-def coarsen(table: BucketTable, groups: int, seed: int = 0) -> np.ndarray:
-    """The ``table``'s centroids in ``groups`` groups (k-means over the centroids), numbered from the
-    weakest (lowest mean equity) up: ``[table.num_buckets]`` group of each bucket."""
+def coarsen(centroids: np.ndarray, groups: int, seed: int = 0) -> np.ndarray:
+    """Bucket ``centroids`` (cumulative histograms) in ``groups`` groups (k-means over them), numbered from
+    the weakest (lowest mean equity) up: ``[len(centroids)]`` group of each bucket."""
     rng = np.random.default_rng(seed)
-    points = torch.as_tensor(table.centroids, dtype=torch.float32)
-    centroids, _ = kmeans_l1(points, groups, 30, rng)
-    assign = torch.cdist(points, centroids, p=1).argmin(dim=1).numpy()
-    order = np.argsort(np.argsort(centroids.sum(dim=1).numpy())[::-1])  # larger CDF sum = weaker
+    points = torch.as_tensor(centroids, dtype=torch.float32)
+    groups = min(groups, len(points))
+    means, _ = kmeans_l1(points, groups, 30, rng)
+    assign = torch.cdist(points, means, p=1).argmin(dim=1).numpy()
+    order = np.argsort(np.argsort(means.sum(dim=1).numpy())[::-1])  # larger CDF sum = weaker
     return order[assign]
 
 
@@ -160,26 +165,77 @@ def build_tables(
     seed: int = 0,
     progress: bool = False,
     boards: Callable[[int], BoardIndex] = BoardIndex,
+    public: str = "transition",
+    stats: dict[str, float] | None = None,
 ) -> HoldemTables:
-    """Every canonical flop's and turn's private buckets, and the flops' public clusters."""
-    flop_groups = coarsen(flop_table, private[0], seed)
-    turn_groups = coarsen(turn_table, private[1], seed)
+    """Every canonical flop's and turn's private buckets, and the flops' public clusters: by the seed's
+    transition-table distance over the flop table's own buckets (``public="transition"``, seed 001's
+    Algorithms 2-3, agent/blueprint/public.py) or by k-means over each flop's histogram of coarse buckets
+    (``"histogram"``, the first version). ``stats``, if given, receives each method's mean within-cluster
+    distance (the seed's distance), to compare them."""
+    if public not in PUBLIC_METHODS:
+        raise ValueError(f"public clustering {public!r}: expected one of {', '.join(PUBLIC_METHODS)}")
+    flop_groups = coarsen(flop_table.centroids, private[0], seed)
+    turn_groups = coarsen(turn_table.centroids, private[1], seed)
     out = []
+    base = None
     for street, table, groups in (("flop", flop_table, flop_groups), ("turn", turn_table, turn_groups)):
         index = boards(3 if street == "flop" else 4)
         rows = np.full((len(index), 1326), 255, dtype=np.uint8)
+        if street == "flop":
+            base = np.full((len(index), 1326), -1, dtype=np.int32)
         for i in tqdm(range(len(index)), desc=f"{street} buckets", unit="board", disable=not progress):
             ids = table.assign(index.cards(i))
             ok = ids >= 0
             rows[i, ok] = groups[ids[ok]]
+            if street == "flop":
+                base[i] = ids
         out.append(rows)
     flop_private, turn_private = out
-    # public clusters: each flop's distribution of hands over the (ordered) private buckets, cumulated
-    counts = np.stack([np.bincount(r[r < 255], minlength=private[0]) for r in flop_private]).astype(np.float32)
-    cdfs = np.cumsum(counts / counts.sum(axis=1, keepdims=True), axis=1)
-    centroids, _ = kmeans_l1(torch.as_tensor(cdfs), clusters, 50, np.random.default_rng(seed))
-    flop_cluster = torch.cdist(torch.as_tensor(cdfs), centroids, p=1).argmin(dim=1).numpy().astype(np.uint8)
-    return HoldemTables(flop_cluster, flop_private, turn_private, private)
+    assert base is not None
+    distance = board_distances(transition_table(base, flop_table.num_buckets))
+    flop_cluster = public_clusters(public, distance, flop_private, private[0], clusters, seed)
+    if stats is not None:
+        for method in PUBLIC_METHODS:
+            assign = (
+                flop_cluster if method == public else public_clusters(method, distance, flop_private, private[0], clusters, seed)
+            )
+            stats[f"within_cluster_distance_{method}"] = within_cluster_distance(distance, assign)
+    regroup_flops(flop_private, base, flop_cluster, flop_table.centroids, private[0], seed)
+    return HoldemTables(flop_cluster.astype(np.uint8), flop_private, turn_private, private)
+
+
+def regroup_flops(
+    rows: np.ndarray, base: np.ndarray, flop_cluster: np.ndarray, centroids: np.ndarray, groups: int, seed: int
+) -> None:
+    """The flop's private buckets made separately inside each public cluster (seed 001): the base buckets
+    that the cluster's flops use, coarsened to ``groups`` by themselves, so each cluster spends its buckets
+    on the hands it has. ``rows`` ([flops, 1326], 255 where blocked) is rewritten in place."""
+    for k in np.unique(flop_cluster):
+        mine = flop_cluster == k
+        used = np.unique(base[mine][base[mine] >= 0])
+        lookup = np.full(len(centroids), 255, dtype=np.uint8)
+        lookup[used] = coarsen(centroids[used], groups, seed)
+        ids = base[mine]
+        rows[mine] = np.where(ids >= 0, lookup[np.maximum(ids, 0)], 255)
+
+
+#: how the flops are clustered into public buckets
+PUBLIC_METHODS = ("transition", "histogram")
+
+
+def public_clusters(
+    method: str, distance: np.ndarray, coarse: np.ndarray, coarse_buckets: int, clusters: int, seed: int
+) -> np.ndarray:
+    """``[flops]`` public cluster of each canonical flop. ``distance``: the seed's distances between the flops;
+    ``coarse``: every flop's hands in the private buckets (255 where blocked, ordered by strength)."""
+    rng = np.random.default_rng(seed)
+    if method == "transition":
+        return cluster_public(distance, clusters, rng)
+    counts = np.stack([np.bincount(r[r < 255], minlength=coarse_buckets) for r in coarse]).astype(np.float32)
+    cdfs = torch.as_tensor(np.cumsum(counts / counts.sum(axis=1, keepdims=True), axis=1))
+    centroids, _ = kmeans_l1(cdfs, clusters, 50, rng)
+    return torch.cdist(cdfs, centroids, p=1).argmin(dim=1).numpy()
 
 
 class HoldemAbstraction:

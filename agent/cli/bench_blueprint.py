@@ -1,8 +1,9 @@
 """``deepstack bench blueprint``: MCCFR iterations per second of the blueprint's equilibrium finder on
 Leduc (lossless) or hold'em (the shipped abstraction and the shipped blueprint's tree): one process,
 one process with public clusters, and the distributed two-pass scheme on Ray in local mode with each
-worker count asked for; the speed-up of W workers over one, measured in the same run on the same
-machine."""
+worker count asked for, each both in all (``blueprint.ray``: the actors' start and the final merge
+included) and steady (``blueprint.ray_steady``: the batches only); the speed-up of W workers over the
+first count, measured in the same run on the same machine."""
 
 from __future__ import annotations
 
@@ -85,11 +86,17 @@ def main(argv: list[str]) -> int:
     try:
         base = None
         for w in workers:
-            seconds = train_distributed(fresh(), n, clusters, w, seed=1, batch=args.batch, ray=ray)
-            row = _row("ray", n, seconds, game=args.game, clusters=clusters, workers=w, batch=args.batch)
-            base = row["value"] if base is None else base
-            row["speedup_over_first"] = round(row["value"] / base, 3)
+            stats: dict[str, float] = {}
+            seconds = train_distributed(fresh(), n, clusters, w, seed=1, batch=args.batch, ray=ray, stats=stats)
+            context = dict(game=args.game, clusters=clusters, workers=w, batch=args.batch)
+            row = _row("ray", n, seconds, **context, start_s=round(stats["start_s"], 3), merge_s=round(stats["merge_s"], 3))
+            steady = _row("ray_steady", n, seconds - stats["start_s"] - stats["merge_s"], **context)
+            if base is None:
+                base = row["value"], steady["value"]
+            row["speedup_over_first"] = round(row["value"] / base[0], 3)
+            steady["speedup_over_first"] = round(steady["value"] / base[1], 3)
             print(json.dumps(row), flush=True)
+            print(json.dumps(steady), flush=True)
     finally:
         if started:
             ray.shutdown()

@@ -14,7 +14,7 @@ import numpy as np
 
 from agent.blueprint.abstraction import make_abstraction
 from agent.blueprint.distributed import train_distributed
-from agent.blueprint.holdem import build_tables
+from agent.blueprint.holdem import PUBLIC_METHODS, build_tables
 from agent.blueprint.mccfr import Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
@@ -106,6 +106,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--flop-buckets", default="models/holdem/buckets-flop.npz", help="the EMD bucket table to coarsen")
     a.add_argument("--turn-buckets", default="models/holdem/buckets-turn.npz", help="the EMD bucket table to coarsen")
     a.add_argument("--seed", type=int, default=0, help="seed of the k-means")
+    a.add_argument(
+        "--public",
+        choices=PUBLIC_METHODS,
+        default="transition",
+        help="how flops are clustered: transition (seed 001's transition-table distance over the flop table's "
+        "buckets) or histogram (k-means over each flop's histogram of private buckets); default: transition",
+    )
     p_eval = bsub.add_parser(
         "eval",
         help="exact exploitability of a blueprint (small games)",
@@ -214,6 +221,7 @@ def _abstraction(args: argparse.Namespace) -> int:
     if max(private) * args.clusters > 2**31 - 1:
         raise ValueError("too many buckets")
     start = time.perf_counter()
+    stats: dict[str, float] = {}
     tables = build_tables(
         BucketTable.load(resolve_model(args.flop_buckets)),
         BucketTable.load(resolve_model(args.turn_buckets)),
@@ -221,16 +229,18 @@ def _abstraction(args: argparse.Namespace) -> int:
         args.clusters,
         seed=args.seed,
         progress=True,
+        public=args.public,
+        stats=stats,
     )
     out = Path(args.out)
     tables.save(out)
     seconds = time.perf_counter() - start
     if is_shipped(out):
         command = f"deepstack blueprint abstraction --out {args.out} --private {args.private} --clusters {args.clusters}"
-        command += f" --seed {args.seed}"
+        command += f" --seed {args.seed} --public {args.public}"
         register_model(out, out.stem, kind="blueprint_abstraction", game="hunl", command=command, seconds=round(seconds, 1))
     sizes = np.bincount(tables.flop_cluster, minlength=args.clusters).tolist()
-    print(json.dumps({"file": str(out), "seconds": round(seconds, 1), "flops_per_cluster": sizes}))
+    print(json.dumps({"file": str(out), "seconds": round(seconds, 1), "flops_per_cluster": sizes, **stats}))
     return 0
 
 
