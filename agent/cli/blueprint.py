@@ -22,7 +22,7 @@ from agent.bots.start_cache import is_shipped
 from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.buckets import BucketTable
-from agent.nets.manifest import ModelError, register_model
+from agent.nets.manifest import ModelError, manifest_path_for, read_manifest, register_model
 from agent.solver.tree import BetSizing
 from agent.training.cluster import ClusterError, connect_ray
 from protocol.gamedef import GameDefError, load_game
@@ -169,9 +169,11 @@ def _train(args: argparse.Namespace) -> int:
         if bp.tree.sizing != sizing or bp.abstraction.name != args.abstraction:
             raise ValueError(f"{out} was trained with other bet sizes or another abstraction; use another --out")
         print(f"resuming {out} at {bp.iterations:,} iterations", file=sys.stderr)
+        earlier = _earlier_command(out, bp.iterations)
     else:
         make_abstraction(args.abstraction, game)  # a bad name fails before the tree is built
         bp = Blueprint.create(game, sizing, args.abstraction)
+        earlier = ""
     ray, started = (None, False)
     if args.workers > 0:
         ray, started = connect_ray(args.ray_address, args.workers if args.ray_address == "local" else None)
@@ -191,7 +193,7 @@ def _train(args: argparse.Namespace) -> int:
     if not out.exists():
         bp.save(out)
     if is_shipped(out):
-        command = train_command(args)
+        command = f"{earlier} && {train_command(args)}" if earlier else train_command(args)
         register_model(
             out,
             f"blueprint-{out.stem}",
@@ -209,6 +211,18 @@ def _train(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def _earlier_command(out: Path, iterations: int) -> str:
+    """The manifest's command for a shipped blueprint being resumed, if it made exactly this file's
+    ``iterations`` (so that the entry of a file trained in steps lists every step)."""
+    if not is_shipped(out):
+        return ""
+    entries = read_manifest(manifest_path_for(out.resolve()))["models"].values()
+    entry = next(
+        (e for e in entries if e.get("path") == str(out.resolve().relative_to(manifest_path_for(out.resolve()).parent))), None
+    )
+    return str(entry["command"]) if entry and entry.get("iterations") == iterations and entry.get("command") else ""
 
 
 def _abstraction(args: argparse.Namespace) -> int:

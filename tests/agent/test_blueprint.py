@@ -257,7 +257,9 @@ def test_the_distributed_scheme_gives_the_same_blueprint_on_any_number_of_worker
     first, space = blueprint_of(leduc_limit)
     train_distributed(first, 300_000, clusters=3, workers=1, seed=2)
     second, _ = blueprint_of(leduc_limit)
-    train_distributed(second, 300_000, clusters=3, workers=3, seed=2)
+    stats: dict[str, float] = {}
+    seconds = train_distributed(second, 300_000, clusters=3, workers=3, seed=2, stats=stats)
+    assert set(stats) == {"start_s", "merge_s"} and 0 <= stats["start_s"] + stats["merge_s"] <= seconds
     np.testing.assert_array_equal(first.regrets, second.regrets)
     np.testing.assert_array_equal(first.strategy_sum, second.strategy_sum)
     owner = slot_owners(first, 3)
