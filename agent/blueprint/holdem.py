@@ -1,4 +1,4 @@
-"""The blueprint's hold'em card abstraction (seed 001's hierarchy, a first version).
+"""The blueprint's hold'em card abstraction (seed 001's hierarchy, at a small size).
 
 * Pre-flop: the 169 lossless classes.
 * Public buckets: the 1,755 suit-canonical flops clustered into C public clusters by the seed's
