@@ -202,6 +202,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "repeatable (default: none)",
     )
     q.add_argument("--config", default=None, help="config for --grid (default: the shipped config.yaml)")
+    q.add_argument(
+        "--grid-bot",
+        choices=("deepstack", "blueprint"),
+        default="deepstack",
+        help="whose strategy --grid draws: the DeepStack bot's re-solves or the blueprint's table (default: deepstack)",
+    )
     q.set_defaults(func=run_plot_cli)
 
 
@@ -341,7 +347,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     for line in args.grid or []:
         try:
             path = out / f"grid-{line or 'first'}.png"
-            strategy_grid_for_line(game, args.game or game_name, line, args.config, path)
+            strategy_grid_for_line(game, args.game or game_name, line, args.config, path, bot=args.grid_bot)
         except (ValueError, ModelError, ConfigError) as exc:
             print(f"deepstack eval plot: error: grid for {line!r}: {exc}", file=sys.stderr)
             return 2
@@ -351,10 +357,11 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     return 0
 
 
-def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | None, path: Path) -> None:
-    """13x13 grids of the DeepStack bot's strategy at the end of a pre-flop betting line (e.g.
-    ``""`` for the first decision, ``"r300"`` facing a raise), for every hand it may hold
-    there (continual re-solving from the start of the hand; weights: its range)."""
+def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | None, path: Path, bot: str = "deepstack") -> None:
+    """13x13 grids of a bot's strategy (``deepstack``: its continual re-solving from the start of the hand;
+    ``blueprint``: its table) at the end of a pre-flop betting line (e.g. ``""`` for the first decision,
+    ``"r300"`` facing a raise), for every hand it may hold there (weights: its range, by Bayes' rule over its
+    own actions on the line)."""
 
     if game.deck_size != 52:
         raise ValueError("13x13 grids are for hold'em")
@@ -367,20 +374,24 @@ def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | N
     if final.finished or final.round != 0 or final.current_player is None:
         raise ValueError("the line must end at a pre-flop decision")
     me = final.current_player
-    provider = ProviderFactory(game_name, "deepstack", config_path)()
+    provider = ProviderFactory(game_name, bot, config_path)()
     provider.start_hand(me)
+    weights = np.ones(provider.space.size)
     state = parse_matchstate("MATCHSTATE:0:0::AsKs|", game).state
     for action in final.round_actions:
         if state.current_player == me:
-            provider.strategy(state)
+            actions, probs = provider.strategy(state)
+            if action not in actions:
+                raise ValueError(f"the {bot} bot never plays {action} after {state.betting_string()!r}")
+            weights = weights * probs[actions.index(action)]
             provider.commit(state, action)
         state = state.apply(action)
         provider.observe(state)
     actions, probs = provider.strategy(state)
-    weights = provider.resolver.memory.our_range  # type: ignore[attr-defined]
     grids = {action_name(state, a): grid(probs[i], weights) for i, a in enumerate(actions)}
     who = "small blind" if me == 1 else "big blind"
-    strategy_grids_png(path, grids, title=f"DeepStack bot, {who} to act after '{line or '(first decision)'}'")
+    name = "DeepStack bot" if bot == "deepstack" else "blueprint"
+    strategy_grids_png(path, grids, title=f"{name}, {who} to act after '{line or '(first decision)'}'")
 
 
 def run_aivat_cli(args: argparse.Namespace) -> int:

@@ -87,6 +87,17 @@ def test_strategy_grids_of_the_hunl_bot(tmp_path: Path, capsys: pytest.CaptureFi
     assert "pre-flop lines only" in capsys.readouterr().err
 
 
+def test_strategy_grids_of_the_blueprint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "logs").mkdir()
+    assert main(["match", "hunl", "2", "call", "random", "--seed", "1", "--log-dir", str(tmp_path / "logs")]) == 0
+    capsys.readouterr()
+    for line in ("", "cr300"):  # the first decision; the small blind after its own limp (its range by Bayes' rule)
+        argv = ["eval", "plot", str(tmp_path / "logs"), "--out", str(tmp_path / "png"), "--grid", line, "--grid-bot", "blueprint"]
+        assert main(argv) == 0, capsys.readouterr().err
+        name = f"grid-{line or 'first'}.png"
+        assert (tmp_path / "png" / name).read_bytes()[:4] == b"\x89PNG"
+
+
 def _log(path: Path, lines: list[str]) -> Path:
     path.write_text("# name/game/hands/seed x leduc 2 0\n" + "\n".join(lines) + "\n")
     return path
