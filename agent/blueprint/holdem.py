@@ -175,24 +175,9 @@ def build_tables(
     distance (the seed's distance), to compare them."""
     if public not in PUBLIC_METHODS:
         raise ValueError(f"public clustering {public!r}: expected one of {', '.join(PUBLIC_METHODS)}")
-    flop_groups = coarsen(flop_table.centroids, private[0], seed)
-    turn_groups = coarsen(turn_table.centroids, private[1], seed)
-    out = []
-    base = None
-    for street, table, groups in (("flop", flop_table, flop_groups), ("turn", turn_table, turn_groups)):
-        index = boards(3 if street == "flop" else 4)
-        rows = np.full((len(index), 1326), 255, dtype=np.uint8)
-        if street == "flop":
-            base = np.full((len(index), 1326), -1, dtype=np.int32)
-        for i in tqdm(range(len(index)), desc=f"{street} buckets", unit="board", disable=not progress):
-            ids = table.assign(index.cards(i))
-            ok = ids >= 0
-            rows[i, ok] = groups[ids[ok]]
-            if street == "flop":
-                base[i] = ids
-        out.append(rows)
-    flop_private, turn_private = out
-    assert base is not None
+    base = _board_buckets(flop_table, boards(3), progress)  # the flop table's own buckets: the seed's base
+    flop_private = _grouped(base, coarsen(flop_table.centroids, private[0], seed))
+    turn_private = _grouped(_board_buckets(turn_table, boards(4), progress), coarsen(turn_table.centroids, private[1], seed))
     distance = board_distances(transition_table(base, flop_table.num_buckets))
     flop_cluster = public_clusters(public, distance, flop_private, private[0], clusters, seed)
     if stats is not None:
@@ -216,8 +201,21 @@ def regroup_flops(
         used = np.unique(base[mine][base[mine] >= 0])
         lookup = np.full(len(centroids), 255, dtype=np.uint8)
         lookup[used] = coarsen(centroids[used], groups, seed)
-        ids = base[mine]
-        rows[mine] = np.where(ids >= 0, lookup[np.maximum(ids, 0)], 255)
+        rows[mine] = _grouped(base[mine], lookup)
+
+
+def _board_buckets(table: BucketTable, index: BoardIndex, progress: bool) -> np.ndarray:
+    """``[boards, 1326]`` bucket of every hand on every board of ``index`` (-1 where blocked)."""
+    street = "flop" if index.size == 3 else "turn"
+    rows = np.full((len(index), 1326), -1, dtype=np.int32)
+    for i in tqdm(range(len(index)), desc=f"{street} buckets", unit="board", disable=not progress):
+        rows[i] = table.assign(index.cards(i))
+    return rows
+
+
+def _grouped(ids: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Bucket ids mapped through ``groups`` as uint8 (255 where blocked)."""
+    return np.where(ids >= 0, groups[np.maximum(ids, 0)], 255).astype(np.uint8)
 
 
 #: how the flops are clustered into public buckets

@@ -52,17 +52,16 @@ def cluster_public(distance: np.ndarray, clusters: int, rng: np.random.Generator
     m = len(distance)
     if not 1 <= clusters <= m:
         raise ValueError(f"{clusters} clusters for {m} public states")
-    d = torch.as_tensor(distance, dtype=torch.float64)
+    dist = np.asarray(distance, dtype=np.float64)
     centers = [int(rng.integers(m))]
-    nearest = d[centers[0]].clone()
+    nearest = dist[centers[0]].copy()
     for _ in range(1, clusters):
-        weight = (nearest**2).numpy()
+        weight = nearest**2
         total = weight.sum()
         pick = int(rng.choice(m, p=weight / total)) if total > 0 else int(rng.integers(m))
         centers.append(pick)
-        nearest = torch.minimum(nearest, d[pick])
-    assign = d[:, centers].argmin(dim=1).numpy()
-    dist = d.numpy()
+        nearest = np.minimum(nearest, dist[pick])
+    assign = dist[:, centers].argmin(axis=1)
     sums = dist @ np.eye(clusters)[assign]  # [M, C]: each state's summed distance to each cluster's members
     counts = np.bincount(assign, minlength=clusters).astype(np.float64)
     for _ in range(iterations):

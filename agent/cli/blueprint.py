@@ -218,10 +218,9 @@ def _earlier_command(out: Path, iterations: int) -> str:
     ``iterations`` (so that the entry of a file trained in steps lists every step)."""
     if not is_shipped(out):
         return ""
-    entries = read_manifest(manifest_path_for(out.resolve()))["models"].values()
-    entry = next(
-        (e for e in entries if e.get("path") == str(out.resolve().relative_to(manifest_path_for(out.resolve()).parent))), None
-    )
+    manifest = manifest_path_for(out.resolve())
+    path = str(out.resolve().relative_to(manifest.parent))
+    entry = next((e for e in read_manifest(manifest)["models"].values() if e.get("path") == path), None)
     return str(entry["command"]) if entry and entry.get("iterations") == iterations and entry.get("command") else ""
 
 
