@@ -30,6 +30,7 @@ from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import grid
 from agent.solver.tree import FCPA
+from agent.training.heldout import score_networks
 from protocol.dealer_log import dealer_logs, one_game, parse_state_line
 from protocol.gamedef import GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
@@ -47,6 +48,10 @@ EXAMPLES = {
     "clock": example(
         "deepstack eval clock runs/match-hunl-20261126T080000Z --json",
         "a folder written by 'deepstack match' (its bots.jsonl), or a 'deepstack play --log-json' file",
+    ),
+    "nets": example(
+        "deepstack eval nets models/holdem/turn.pt runs/turn-nets/turn.pt --data data/turn-test",
+        "a folder of 'deepstack generate --game hunl --street turn --seed 9' that neither network trained on",
     ),
     "plot": example(
         "deepstack eval plot runs/leduc-vs-random --out runs/leduc-vs-random/png",
@@ -177,6 +182,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_clock_cli)
     q = evsub.add_parser(
+        "nets",
+        help="hold'em value networks scored on the same held-out situations (Huber loss, paired differences)",
+        description="Scores each network on every situation of the --data folders (generated with a seed none of the "
+        "networks trained on), in the network's own buckets (from its manifest entry): the pooled Huber loss as "
+        "'deepstack train' reports it, the median per situation, and for each network after the first the mean "
+        "per-situation difference from the first with its 95% interval (negative: better than the first). A "
+        "network's own validation loss also chose its best epoch and is measured on other situations than "
+        "another's; this is the comparison to promote a network by.",
+        epilog=EXAMPLES["nets"],
+        formatter_class=HelpFormatter,
+    )
+    q.add_argument("nets", nargs="+", help="TorchScript value networks (each beside its manifest), the first the reference")
+    q.add_argument("--data", nargs="+", required=True, help="folders of 'deepstack generate' shards (the test situations)")
+    q.add_argument("--game", default="hunl", help="the game of the data (default hunl)")
+    q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    q.set_defaults(func=run_nets_cli)
+    q = evsub.add_parser(
         "plot",
         help="PNG pictures of a match or LBR run: winnings with 95%% bands, think time per street",
         description="Reads a folder written by deepstack match --log-dir (dealer logs, bots.jsonl) or deepstack eval lbr "
@@ -286,6 +308,44 @@ def run_clock_cli(args: argparse.Namespace) -> int:
         print(f"deepstack eval clock: error: no decisions in {', '.join(map(str, paths))}", file=sys.stderr)
         return 2
     print(json.dumps(report) if args.json else "\n".join(clock_lines(report)))
+    return 0
+
+
+def run_nets_cli(args: argparse.Namespace) -> int:
+    try:
+        game = load_game(args.game)
+        scores = score_networks(args.nets, [Path(d) for d in args.data], float(sum(game.stack)))
+    except (GameDefError, ModelError, ValueError, FileNotFoundError) as exc:
+        print(f"deepstack eval nets: error: {exc}", file=sys.stderr)
+        return 2
+    reference = scores[0]
+    rows = []
+    for score in scores:
+        row = {
+            "net": score.path,
+            "situations": len(score.per_situation),
+            "loss": score.loss,
+            "median": score.median,
+            "abstraction": list(score.abstraction),
+        }
+        if score is not reference:
+            if score.abstraction != reference.abstraction:
+                row["note"] = "other buckets than the first network: a loss of other targets"
+            if len(score.per_situation) == len(reference.per_situation):
+                row["difference"], row["difference_ci95"] = score.paired_difference(reference)
+        rows.append(row)
+    if args.json:
+        print(json.dumps({"data": args.data, "networks": rows}))
+        return 0
+    for row in rows:
+        line = (
+            f"{row['net']}: Huber {row['loss']:.5f} (median per situation {row['median']:.5f}) on {row['situations']} situations"
+        )
+        if "difference" in row:
+            line += f"; minus the first, per situation: {row['difference']:+.5f} ± {row['difference_ci95']:.5f} (95%)"
+        if "note" in row:
+            line += f" [{row['note']}]"
+        print(line)
     return 0
 
 

@@ -496,6 +496,15 @@ def test_tiny_holdem_turn_pipeline(tmp_path: Path, hunl: Game, capsys: pytest.Ca
         == 0
     )
     assert "best validation loss" in capsys.readouterr().out
+    # eval nets: the shipped turn network and this one on the same situations, paired
+    shipped = data_file(HoldemModels().turn_net)
+    assert main(["eval", "nets", str(shipped), str(out / "turn.pt"), str(out / "turn.pt"), "--data", str(data), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["networks"]
+    assert [r["situations"] for r in rows] == [rows[0]["situations"]] * 3 and 1 <= rows[0]["situations"] <= 4
+    assert rows[1]["loss"] == rows[2]["loss"] and rows[1]["difference"] == rows[2]["difference"]
+    assert all(r["abstraction"][0] == "turn" and r["loss"] > 0 for r in rows) and "difference" not in rows[0]
+    assert main(["eval", "nets", str(shipped), "--data", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere" in capsys.readouterr().err
     net, entry = load_value_net(out / "turn.pt")
     assert entry["street"] == "turn" and entry["net"]["buckets"] == 1000 and entry["data"]["spec"]["round"] == 2
     table = BucketTable.load(data_file(HoldemModels().turn_buckets))

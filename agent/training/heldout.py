@@ -1,0 +1,78 @@
+"""Value networks compared on situations none of them trained on.
+
+A network's own validation loss is measured on the rows that also chose its best epoch, and two
+networks' validation sets are different random tenths of different data: neither number says
+which network is better. Scored here on one test folder (a seed no network trained on), every
+network answers the same situations, and the per-situation differences give a paired interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agent.nets.encoding import SituationEncoder
+from agent.nets.manifest import load_value_net
+from agent.nets.valuenet import masked_huber
+from agent.training.streets import street_abstraction
+from agent.training.train import load_datasets
+
+
+@dataclass(frozen=True)
+class HeldOutScore:
+    """One network's Huber loss on the test situations (fraction of pot, as in training)."""
+
+    path: str
+    #: every unmasked output pooled, as ``deepstack train`` reports its validation loss
+    loss: float
+    median: float
+    #: per-situation losses (the mean over each situation's unmasked outputs)
+    per_situation: np.ndarray
+    #: the abstraction its inputs and targets are in (street, buckets file or river steps)
+    abstraction: tuple
+
+    def paired_difference(self, other: HeldOutScore) -> tuple[float, float]:
+        """Mean per-situation loss of ``self`` minus ``other`` and the half-width of its 95%
+        interval (normal approximation over the situations)."""
+        diff = self.per_situation - other.per_situation
+        n = len(diff)
+        half = 1.96 * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf
+        return float(diff.mean()), half
+
+
+def _abstraction(entry: dict) -> tuple:
+    street = entry.get("street")
+    if street is None:
+        raise ValueError("not a hold'em network: its manifest entry names no street")
+    return (street, entry.get("buckets_file"), entry.get("river_buckets"))
+
+
+def score_networks(net_paths: Sequence[str | Path], data_dirs: Sequence[Path], total_stacks: float) -> list[HeldOutScore]:
+    """Each network's loss on every situation of ``data_dirs``, in that network's own buckets
+    (read from its manifest entry); the rows are encoded once per abstraction."""
+    encoded: dict[tuple, tuple[torch.Tensor, ...]] = {}
+    scores = []
+    for path in net_paths:
+        net, entry = load_value_net(path)
+        key = _abstraction(entry)
+        if key not in encoded:
+            street, buckets_file, river_buckets = key
+            table, _, _ = street_abstraction(
+                street, int(river_buckets or 1000), buckets_file if street in ("flop", "turn") else None
+            )
+            x, y, m = load_datasets(list(data_dirs), SituationEncoder(table, total_stacks))
+            encoded[key] = tuple(torch.as_tensor(a) for a in (x, y, m))
+        X, Y, M = encoded[key]
+        with torch.no_grad():
+            pred = net(X)
+            pooled = float(masked_huber(pred, Y, M))
+            rows = torch.nn.functional.huber_loss(pred * M, Y * M, reduction="none", delta=1.0).sum(dim=1)
+            per = (rows / M.sum(dim=1).clamp(min=1.0)).numpy()
+        per = per[M.sum(dim=1).numpy() > 0]  # both-all-in draws have no unmasked output
+        scores.append(HeldOutScore(str(path), pooled, float(np.median(per)), per, key))
+    return scores
