@@ -538,6 +538,12 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         default="step",
         help="learning rate: step (--lr, then --lr-late from --lr-drop-epoch) or cosine (--lr decayed to 0 over the epochs)",
     )
+    p.add_argument(
+        "--weight-decay",
+        type=float,
+        default=0.0,
+        help="AdamW's decoupled weight decay (default 0: plain Adam); against over-fitting small data sets",
+    )
     p.add_argument("--hidden", type=int, default=500, help="units per hidden layer")
     p.add_argument("--layers", type=int, default=7, help="hidden layers")
     p.add_argument("--seed", type=int, default=0, help="seed of the validation split, the initial weights and the batch order")
@@ -565,6 +571,7 @@ def _run_train(args: argparse.Namespace) -> int:
         layers=args.layers,
         seed=args.seed,
         schedule=args.schedule,
+        weight_decay=args.weight_decay,
     )
     try:
         if game.deck_size <= 12:

@@ -42,6 +42,8 @@ class TrainSpec:
     #: "step" (``lr`` until ``lr_drop_epoch``, then ``lr_late``) or "cosine" (``lr`` decayed to 0
     #: along half a cosine over the epochs; tried on Leduc: models/README.md, "Retraining")
     schedule: str = "step"
+    #: AdamW's decoupled weight decay; 0 is plain Adam (every network before it was trained so)
+    weight_decay: float = 0.0
 
     def lr_at(self, epoch: int, epochs: int | None = None) -> float:
         """The learning rate of ``epoch`` (0-based); ``epochs``: the run's length when a deadline
@@ -262,7 +264,11 @@ def train(
     n_val = len(val_idx)
     X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
     net = ValueNet(net_spec)
-    opt = torch.optim.Adam(net.parameters(), lr=spec.lr)
+    opt = (
+        torch.optim.AdamW(net.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
+        if spec.weight_decay > 0
+        else torch.optim.Adam(net.parameters(), lr=spec.lr)
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path = out_dir / f"{model_name}.ckpt"
     history: list[dict[str, float]] = []

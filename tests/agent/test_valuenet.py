@@ -306,6 +306,22 @@ def test_tiny_generate_train_export_load_and_resolve(tmp_path: Path, leduc: Game
     np.testing.assert_allclose(strategy.sum(axis=0), 1.0, atol=1e-9)
 
 
+def test_weight_decay_shrinks_the_weights(tmp_path: Path, leduc: Game) -> None:
+    """--weight-decay trains with AdamW: the same run with a large decay ends with smaller
+    weights than plain Adam's (0, the default, keeps every earlier network's recipe)."""
+    data = tmp_path / "data"
+    generate(GenerateSpec(game="leduc", round=1, situations=32, shard_size=32, seed=1, iterations=30), data, progress=False)
+    space = HandSpace(leduc)
+    norms = []
+    for decay in (0.0, 50.0):
+        out = tmp_path / f"wd{decay}"
+        spec = TrainSpec(epochs=4, batch_size=8, hidden=16, layers=2, lr_drop_epoch=3, weight_decay=decay)
+        train(data, out, buckets=space.size, extra=len(space.deck), spec=spec, model_name="tiny", progress=False)
+        net, _ = load_value_net(out / "tiny.pt")
+        norms.append(sum(float(p.detach().norm()) for name, p in net.named_parameters() if "weight" in name))
+    assert norms[1] < 0.9 * norms[0]
+
+
 def test_training_resumes_its_own_run_and_restarts_on_other_data(
     tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
 ) -> None:
