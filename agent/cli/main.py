@@ -544,6 +544,12 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         default=0.0,
         help="AdamW's decoupled weight decay (default 0: plain Adam); against over-fitting small data sets",
     )
+    p.add_argument(
+        "--init",
+        default=None,
+        help="start from this network's weights (same --hidden/--layers/buckets; e.g. models/holdem/turn.pt to fine-tune "
+        "the shipped network on new data) instead of random ones (default: random)",
+    )
     p.add_argument("--hidden", type=int, default=500, help="units per hidden layer")
     p.add_argument("--layers", type=int, default=7, help="hidden layers")
     p.add_argument("--seed", type=int, default=0, help="seed of the validation split, the initial weights and the batch order")
@@ -584,6 +590,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 spec=spec,
                 model_name=args.name,
                 canonical_space=space,
+                init=Path(args.init) if args.init else None,
             )
         else:
             table, _, extra_manifest = street_abstraction(args.street, args.river_buckets, args.buckets)
@@ -596,6 +603,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 model_name=args.name,
                 encoder=SituationEncoder(table, float(sum(game.stack))),
                 extra_manifest=extra_manifest,
+                init=Path(args.init) if args.init else None,
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ import torch
 from tqdm import tqdm
 
 from agent.nets.encoding import canonical_permutation
-from agent.nets.manifest import register_model
+from agent.nets.manifest import load_value_net, register_model
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
 from agent.training.datagen import load_shards
 
@@ -224,6 +224,16 @@ def validation_split(n: int, spec: TrainSpec, rng: np.random.Generator | None = 
     return perm[:n_val], perm[n_val:]
 
 
+def initialize_from(net: ValueNet, net_spec: NetSpec, path: Path) -> dict:
+    """Copy the weights of the network at ``path`` into ``net``; what the manifest records of it.
+    Refused, naming the file, when its shape is not ``net_spec``'s."""
+    scripted, entry = load_value_net(path)
+    if entry.get("net") != net_spec.to_dict():
+        raise ValueError(f"{path}: --init network is {entry.get('net')}, this run trains {net_spec.to_dict()}")
+    net.load_state_dict(scripted.state_dict())
+    return {"path": str(path), "sha256": entry["sha256"], "validation_loss": entry.get("validation_loss")}
+
+
 def train(
     data_dir: Path | Sequence[Path],
     out_dir: Path,
@@ -237,6 +247,7 @@ def train(
     encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
     extra_manifest: dict | None = None,
     deadline: float | None = None,
+    init: Path | None = None,
 ) -> dict[str, float]:
     """Train on every shard of ``data_dir`` (a folder, or several folders pooled); write
     ``out_dir/{model_name}.pt`` (TorchScript).
@@ -246,7 +257,11 @@ def train(
     to its end), the best network so far then written as usual.
 
     With ``canonical_space`` (hand-level networks), every row is put in canonical suit form
-    first; the manifest records it so that the bot does the same."""
+    first; the manifest records it so that the bot does the same.
+
+    ``init``: a network of the same shape (TorchScript, beside its manifest) whose weights the
+    run starts from instead of random ones: a shipped network fine-tuned on new data keeps what
+    it learned from data that may no longer exist."""
     torch.manual_seed(spec.seed)
     data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
     x, y, m = load_datasets(data_dirs, encoder)
@@ -264,6 +279,9 @@ def train(
     n_val = len(val_idx)
     X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
     net = ValueNet(net_spec)
+    init_record = None
+    if init is not None:
+        init_record = initialize_from(net, net_spec, Path(init))
     opt = (
         torch.optim.AdamW(net.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
         if spec.weight_decay > 0
@@ -275,7 +293,7 @@ def train(
     best = math.inf
     start_epoch = 0
     best_state = None
-    fingerprint = data_fingerprint(x, y, m)
+    fingerprint = data_fingerprint(x, y, m) + (f"+init:{init_record['sha256']}" if init_record else "")
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, weights_only=False)
         # resume only the same run: the same settings on the same rows (retraining on more
@@ -360,6 +378,7 @@ def train(
         training_situations=int(len(train_idx)),
         canonical_suits=canonical_space is not None,
         **(extra_manifest or {}),
+        **({"initialized_from": init_record} if init_record else {}),
         validation_situations=int(n_val),
         validation_loss=float(best),
         best_epoch=int(best_epoch),

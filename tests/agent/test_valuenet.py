@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -320,6 +321,26 @@ def test_weight_decay_shrinks_the_weights(tmp_path: Path, leduc: Game) -> None:
         net, _ = load_value_net(out / "tiny.pt")
         norms.append(sum(float(p.detach().norm()) for name, p in net.named_parameters() if "weight" in name))
     assert norms[1] < 0.9 * norms[0]
+
+
+def test_training_starts_from_another_networks_weights(tmp_path: Path, leduc: Game) -> None:
+    """--init: a run starts where a network of the same shape stopped (its manifest entry says
+    from which); a network of another shape is refused, naming the file."""
+    data = tmp_path / "data"
+    generate(GenerateSpec(game="leduc", round=1, situations=32, shard_size=32, seed=1, iterations=30), data, progress=False)
+    space = HandSpace(leduc)
+    spec = TrainSpec(epochs=3, batch_size=8, hidden=16, layers=2, lr_drop_epoch=2)
+    kw = {"buckets": space.size, "extra": len(space.deck), "progress": False}
+    first = train(data, tmp_path / "a", spec=spec, model_name="tiny", **kw)
+    frozen = TrainSpec(epochs=1, batch_size=8, hidden=16, layers=2, lr=1e-12, lr_late=1e-12)
+    again = train(data, tmp_path / "b", spec=frozen, model_name="tiny", init=tmp_path / "a" / "tiny.pt", **kw)
+    assert again["validation_loss"] == pytest.approx(first["validation_loss"], rel=1e-6)
+    entry = load_value_net(tmp_path / "b" / "tiny.pt")[1]
+    assert entry["initialized_from"]["sha256"] == load_value_net(tmp_path / "a" / "tiny.pt")[1]["sha256"]
+    fresh = train(data, tmp_path / "c", spec=frozen, model_name="tiny", **kw)
+    assert fresh["validation_loss"] != pytest.approx(first["validation_loss"], rel=1e-3)
+    with pytest.raises(ValueError, match="tiny.pt"):
+        train(data, tmp_path / "d", spec=replace(frozen, hidden=8), model_name="tiny", init=tmp_path / "a" / "tiny.pt", **kw)
 
 
 def test_training_resumes_its_own_run_and_restarts_on_other_data(
