@@ -231,7 +231,8 @@ def initialize_from(net: ValueNet, net_spec: NetSpec, path: Path) -> dict:
     if entry.get("net") != net_spec.to_dict():
         raise ValueError(f"{path}: --init network is {entry.get('net')}, this run trains {net_spec.to_dict()}")
     net.load_state_dict(scripted.state_dict())
-    return {"path": str(path), "sha256": entry["sha256"], "validation_loss": entry.get("validation_loss")}
+    keep = ("sha256", "validation_loss", "training_situations", "command", "data", "initialized_from")
+    return {"path": str(path), **{k: entry[k] for k in keep if k in entry}}
 
 
 def train(
