@@ -62,9 +62,7 @@ def score_networks(net_paths: Sequence[str | Path], data_dirs: Sequence[Path], t
         key = _abstraction(entry)
         if key not in encoded:
             street, buckets_file, river_buckets = key
-            table, _, _ = street_abstraction(
-                street, int(river_buckets or 1000), buckets_file if street in ("flop", "turn") else None
-            )
+            table, _, _ = street_abstraction(street, int(river_buckets or 1000), buckets_file)
             x, y, m = load_datasets(list(data_dirs), SituationEncoder(table, total_stacks))
             encoded[key] = tuple(torch.as_tensor(a) for a in (x, y, m))
         X, Y, M = encoded[key]

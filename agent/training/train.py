@@ -280,9 +280,7 @@ def train(
     n_val = len(val_idx)
     X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
     net = ValueNet(net_spec)
-    init_record = None
-    if init is not None:
-        init_record = initialize_from(net, net_spec, Path(init))
+    init_record = initialize_from(net, net_spec, Path(init)) if init is not None else None
     opt = (
         torch.optim.AdamW(net.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
         if spec.weight_decay > 0
