@@ -633,6 +633,12 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
             bar.close()
         print(f"deepstack eval lbr: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: every finished chunk is on disk; the one in flight is replayed
+        if bar is not None:
+            bar.close()
+        kept = f"the finished chunks are kept in {out}; the same command resumes" if out else "nothing kept (no --out)"
+        print(f"deepstack eval lbr: interrupted: {kept}", file=sys.stderr)
+        return 130
     bar.close()
     est = estimate(values, game.big_blind)
     result = {

@@ -809,6 +809,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # one line naming the path, not a traceback; commands handle what they can resume
         print(f"deepstack {command}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's usual status, not a traceback
+        print(f"deepstack {command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -511,6 +512,22 @@ def share_the_cores(workers: int) -> None:
     workers that have some."""
 
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+    # Ctrl-C reaches the whole process group; the parent alone answers it (it stops the
+    # workers), so a worker never prints a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool now: the chunks in flight are dropped (they are replayed on resume).
+
+    ``shutdown`` alone would wait for the running chunks, minutes each in hold'em."""
+
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public way before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
 
 
 def run_lbr(
@@ -583,8 +600,12 @@ def run_lbr(
     else:
         with ProcessPoolExecutor(max_workers=workers, initializer=share_the_cores, initargs=(workers,)) as pool:
             futures = {pool.submit(_chunk_job, game, make_bot, setting, first, count, seed): first for first, count in todo}
-            for fut in as_completed(futures):  # each chunk is kept as soon as it is done
-                save(futures[fut], fut.result())
+            try:
+                for fut in as_completed(futures):  # each chunk is kept as soon as it is done
+                    save(futures[fut], fut.result())
+            except KeyboardInterrupt:
+                _stop_workers(pool)
+                raise
     if queries is not None:
         for first, _ in chunks:
             queries.extend(asked.get(first, []))

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -218,6 +223,37 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
     assert lbr(hands=40) == 2
     assert "holds LBR chunks but no run.json" in capsys.readouterr().err
     assert len(list(tmp_path.glob("lbr-*.json"))) == 3 and not (tmp_path / "run.json").exists()
+
+
+def test_ctrl_c_stops_the_workers_and_keeps_the_finished_chunks(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops a run with workers
+    at once: one line, status 130, no traceback, no worker left, every chunk on disk whole."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "agent.cli.main", "eval", "lbr", "--game", "leduc", "--bot", "random"]
+    command += ["--setting", "fcpa/fcpa", "--hands", "1000000", "--chunk", "500", "--workers", "2", "--out", str(out)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(out.glob("lbr-*.json"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()[1]
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "deepstack eval lbr: interrupted" in err and "the same command resumes" in err
+    with pytest.raises(ProcessLookupError):  # the workers are gone with the parent
+        os.killpg(proc.pid, 0)
+    chunks = sorted(out.glob("lbr-*.json"))
+    assert len(chunks) >= 2 and all(len(json.loads(c.read_text())) == 500 for c in chunks)
+    assert not list(out.glob(".*.tmp"))
+    game, factory, setting = load_game("leduc"), ProviderFactory("leduc", "random"), LBRSetting.parse("fcpa/fcpa", 2)
+    kept = {int(c.stem.split("-")[1]): json.loads(c.read_text()) for c in chunks}
+    hands = max(kept) + 500  # the same run resumed to there: what was kept is read back as it is
+    values = run_lbr(game, factory, setting, hands, out_dir=out, chunk=500)
+    assert len(values) == hands and all(values[first : first + 500] == v for first, v in kept.items())
 
 
 def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
