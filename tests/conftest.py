@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,3 +51,28 @@ def run_venv_tool(name: str, *args: str, timeout: float = 300) -> subprocess.Com
     if not exe.exists():
         pytest.fail(f"{exe} not found: install the test extra (pip install -e '.[test]')")
     return subprocess.run([str(exe), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 120) -> tuple[int, str, bool]:
+    """Start ``argv`` in a process group of its own, and once ``ready()`` holds send SIGINT to the
+    whole group, as a terminal's Ctrl-C does; its exit status, its stderr, and whether any process
+    of the group (a worker) outlived it."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()[1]
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        try:
+            os.killpg(proc.pid, 0)
+            left = True
+        except ProcessLookupError:
+            left = False
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return proc.returncode, err, left

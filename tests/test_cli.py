@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from protocol.gamedef import Game
+from tests.conftest import interrupt_when
 
 SUBCOMMANDS = ["play", "match", "dealer"]
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,22 +106,14 @@ def test_ctrl_c_ends_a_match_with_one_line_and_its_log_whole(tmp_path: Path) -> 
     """Ctrl-C (SIGINT to the process group, as a terminal sends it): status 130, one line, no
     traceback, and the dealer's log holds whole hands up to where it stopped."""
     logs = tmp_path / "logs"
+
+    def some_hands_logged() -> bool:
+        log = next(logs.glob("*.log"), None)
+        return log is not None and log.stat().st_size > 2000
+
     argv = [*deepstack(), "match", "leduc", "1000000", "random", "call", "--log-dir", str(logs)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            log = next(logs.glob("*.log"), None)
-            if log is not None and log.stat().st_size > 2000:
-                break
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.communicate()[1]
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130 and err.strip() == "deepstack match: interrupted"
+    returncode, err, left = interrupt_when(argv, some_hands_logged)
+    assert returncode == 130 and not left and err.strip() == "deepstack match: interrupted"
     lines = next(logs.glob("*.log")).read_text().splitlines()
     states = [line for line in lines if line.startswith("STATE:")]
     assert len(states) >= 10 and all(line.count(":") == 5 for line in states)

@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +19,7 @@ from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str as parse_cards
 from protocol.gamedef import load_game
 from protocol.state import CALL, FOLD, HandState
+from tests.conftest import interrupt_when
 
 
 @pytest.mark.parametrize("game_name", ["leduc-limit", "leduc"])
@@ -231,21 +229,10 @@ def test_ctrl_c_stops_the_workers_and_keeps_the_finished_chunks(tmp_path: Path) 
     out = tmp_path / "run"
     command = [sys.executable, "-m", "agent.cli.main", "eval", "lbr", "--game", "leduc", "--bot", "random"]
     command += ["--setting", "fcpa/fcpa", "--hands", "1000000", "--chunk", "500", "--workers", "2", "--out", str(out)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while len(list(out.glob("lbr-*.json"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.communicate()[1]
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130
+    returncode, err, left = interrupt_when(command, lambda: len(list(out.glob("lbr-*.json"))) >= 2)
+    assert returncode == 130
     assert "Traceback" not in err and "deepstack eval lbr: interrupted" in err and "the same command resumes" in err
-    with pytest.raises(ProcessLookupError):  # the workers are gone with the parent
-        os.killpg(proc.pid, 0)
+    assert not left  # the workers are gone with the parent
     chunks = sorted(out.glob("lbr-*.json"))
     assert len(chunks) >= 2 and all(len(json.loads(c.read_text())) == 500 for c in chunks)
     assert not list(out.glob(".*.tmp"))
@@ -418,7 +405,6 @@ def _threads_in_worker() -> int:
 
 
 def test_lbr_workers_share_the_cores_instead_of_each_taking_them_all() -> None:
-    import os
     from concurrent.futures import ProcessPoolExecutor
 
     from agent.evaluation.lbr import share_the_cores
