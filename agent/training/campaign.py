@@ -29,7 +29,7 @@ from tqdm import tqdm
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net
 from agent.nets.valuenet import masked_huber
-from agent.training.datagen import NEXT_STREET, GenerateSpec, generate
+from agent.training.datagen import NEXT_STREET, GenerateSpec, generate, shard_files
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, load_datasets, train, validation_split
 from protocol.gamedef import load_game
@@ -90,7 +90,7 @@ def _generate_until(
     one; ``on_shard`` hears of each shard's situations (in-process runs: the progress bar)."""
     torch.set_num_threads(1)
     started = time.time()
-    done = len(list(out.glob("shard-*.npz"))) if out.exists() else 0
+    done = len(shard_files(out))
     made = 0
     while made == 0 or time.time() < deadline:
         done += 1
@@ -102,7 +102,7 @@ def _generate_until(
 
 
 def _shards(folders: list[Path]) -> int:
-    return sum(len(list(f.glob("shard-*.npz"))) for f in folders if f.exists())
+    return sum(len(shard_files(f)) for f in folders)
 
 
 def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: SituationEncoder, train_spec: TrainSpec) -> float | None:

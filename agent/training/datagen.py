@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -357,6 +358,17 @@ def shard_path(out: Path, index: int) -> Path:
     return out / f"shard-{index:05d}.npz"
 
 
+SHARD_NAME = re.compile(r"shard-\d+\.npz")
+
+
+def shard_files(out: Path) -> list[Path]:
+    """The finished shards in ``out``, in order: exactly the names :func:`shard_path` gives, so a
+    file left half-written by a killed run (or by older code, ``shard-N.tmp.npz``) is never read."""
+    if not out.is_dir():
+        return []
+    return sorted(p for p in out.iterdir() if SHARD_NAME.fullmatch(p.name))
+
+
 def is_hand_level(game: Game) -> bool:
     """Games small enough for networks over hands (no buckets): Leduc and friends."""
     return game.deck_size <= 12
@@ -471,7 +483,8 @@ def timed_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, n
 
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
-    tmp = path.with_suffix(".tmp.npz")
+    """Written under a hidden name, then renamed: a run killed mid-write leaves no shard."""
+    tmp = path.with_name(f".{path.name}")  # ends in .npz, so savez keeps the name as it is
     np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
     os.replace(tmp, path)
 
@@ -498,7 +511,7 @@ def _recorded_meta(out: Path) -> dict | None:
                 f"{record}: unreadable ({exc}); move it away only if the shards beside it "
                 f"were made with the settings of this command"
             ) from exc
-    for shard in sorted(out.glob("shard-*.npz")):
+    for shard in shard_files(out):
         try:
             with np.load(shard) as z:
                 return json.loads(str(z["meta"]))
@@ -603,7 +616,7 @@ def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str 
 
 
 def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
-    paths = sorted(data_dir.glob("shard-*.npz"))
+    paths = shard_files(data_dir)
     if not paths:
         raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")
     for p in paths:

@@ -20,7 +20,16 @@ from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.tree import FCPA
-from agent.training.datagen import GenerateSpec, draw_situation, generate, shard_path, solve_last_round_batch, solve_situation
+from agent.training.datagen import (
+    GenerateSpec,
+    draw_situation,
+    generate,
+    load_shards,
+    shard_files,
+    shard_path,
+    solve_last_round_batch,
+    solve_situation,
+)
 from agent.training.train import TrainSpec, train
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
@@ -116,6 +125,25 @@ def test_resumed_generation_gives_the_same_shards(tmp_path: Path) -> None:
         with np.load(shard_path(full, i)) as a, np.load(shard_path(resumed, i)) as b:
             for key in ("inputs", "targets", "masks"):
                 np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_a_shard_left_half_written_is_never_read(tmp_path: Path) -> None:
+    """A run killed while writing a shard (Ctrl-C, a lost machine) leaves its temporary file: it is
+    hidden, neither read as data nor counted, and resuming writes the shard itself."""
+    spec = GenerateSpec(game="leduc", round=1, situations=12, shard_size=4, seed=3, iterations=40)
+    full, resumed = tmp_path / "full", tmp_path / "resumed"
+    generate(spec, full, progress=False)
+    assert not [p.name for p in full.iterdir() if p.name.startswith(".")]  # nothing left behind
+    generate(GenerateSpec(**{**spec.__dict__, "situations": 4}), resumed, progress=False)
+    (resumed / ".shard-00001.npz").write_bytes(b"PK\x03\x04 cut short")  # this code's temporary name
+    (resumed / "shard-00002.tmp.npz").write_bytes(b"PK\x03\x04 cut short")  # older code's
+    assert shard_files(resumed) == [shard_path(resumed, 0)]
+    assert sum(len(part["inputs"]) for part in load_shards(resumed)) == 4
+    generate(spec, resumed, progress=False)
+    assert shard_files(resumed) == [shard_path(resumed, i) for i in range(3)]
+    for i in range(3):
+        with np.load(shard_path(full, i)) as a, np.load(shard_path(resumed, i)) as b:
+            np.testing.assert_array_equal(a["targets"], b["targets"])
 
 
 def test_sparse_situations_leave_hands_out_and_the_rest_of_the_data_as_it_was(tmp_path: Path) -> None:
