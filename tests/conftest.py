@@ -56,7 +56,7 @@ def run_venv_tool(name: str, *args: str, timeout: float = 300) -> subprocess.Com
 def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 120) -> tuple[int, str, bool]:
     """Start ``argv`` in a process group of its own, and once ``ready()`` holds send SIGINT to the
     whole group, as a terminal's Ctrl-C does; its exit status, its stderr, and whether any process
-    of the group (a worker) outlived it."""
+    of the group (a worker) outlived it by more than a few seconds."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
@@ -65,11 +65,14 @@ def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 
         assert proc.poll() is None, proc.communicate()[1]
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-        try:
-            os.killpg(proc.pid, 0)
-            left = True
-        except ProcessLookupError:
-            left = False
+        left = True
+        deadline = time.monotonic() + 10  # multiprocessing's resource tracker ends just after its parent
+        while left and time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)
+                time.sleep(0.1)
+            except ProcessLookupError:
+                left = False
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

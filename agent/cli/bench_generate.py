@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,6 +27,7 @@ from agent.cli.common import HelpFormatter, example
 from agent.nets.manifest import ModelError, checked_file
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
+from agent.solver.workers import worker_pool
 from agent.training.aux_targets import ALL_FLOPS, aux_values
 from agent.training.datagen import (
     GENERATE_DCFR,
@@ -290,7 +290,7 @@ def bench_turn(
     if processes == 1:
         fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net)
     else:
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with worker_pool(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             jobs = [
                 pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net)
                 for k in range(processes)

@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import torch
 
 from agent.evaluation.policies import StrategyProvider
 from agent.solver.handspace import HandSpace
+from agent.solver.workers import worker_pool
 from native.equity import hand_equities
 from native.evaluator import evaluate
 from protocol.gamedef import Game
@@ -512,22 +512,6 @@ def share_the_cores(workers: int) -> None:
     workers that have some."""
 
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
-    # Ctrl-C reaches the whole process group; the parent alone answers it (it stops the
-    # workers), so a worker never prints a traceback of its own
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Stop the pool now: the chunks in flight are dropped (they are replayed on resume).
-
-    ``shutdown`` alone would wait for the running chunks, minutes each in hold'em."""
-
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public way before 3.14
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join()
 
 
 def run_lbr(
@@ -598,14 +582,10 @@ def run_lbr(
         for first, count in todo:
             save(first, _chunk_job(game, make_bot, setting, first, count, seed))
     else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=share_the_cores, initargs=(workers,)) as pool:
+        with worker_pool(workers, share_the_cores, (workers,)) as pool:  # Ctrl-C stops the chunks in flight
             futures = {pool.submit(_chunk_job, game, make_bot, setting, first, count, seed): first for first, count in todo}
-            try:
-                for fut in as_completed(futures):  # each chunk is kept as soon as it is done
-                    save(futures[fut], fut.result())
-            except KeyboardInterrupt:
-                _stop_workers(pool)
-                raise
+            for fut in as_completed(futures):  # each chunk is kept as soon as it is done
+                save(futures[fut], fut.result())
     if queries is not None:
         for first, _ in chunks:
             queries.extend(asked.get(first, []))

@@ -17,7 +17,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import wait
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
@@ -29,6 +29,7 @@ from tqdm import tqdm
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net
 from agent.nets.valuenet import masked_huber
+from agent.solver.workers import worker_pool
 from agent.training.datagen import NEXT_STREET, GenerateSpec, generate, shard_files
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, load_datasets, train, validation_split
@@ -173,7 +174,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             finally:
                 torch.set_num_threads(threads)
         else:
-            with ProcessPoolExecutor(max_workers=spec.workers, mp_context=ctx) as pool:
+            with worker_pool(spec.workers, mp_context=ctx) as pool:  # Ctrl-C stops the workers at once
                 jobs = [pool.submit(_generate_until, ws, folder, gen_deadline) for ws, folder in zip(worker_specs, folders)]
                 while wait(jobs, timeout=2.0).not_done:  # the shards written so far, as the workers go
                     bar.update(_shards(folders) * gspec.shard_size - bar.n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -972,3 +973,20 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert "--iterations: 'turn=x' is not STREET=N" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "0"]) == 2
     assert "--workers, --hidden and --layers must be positive" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
+    """Ctrl-C to the campaign's process group while its workers generate: one line, status 130,
+    no worker left, and the shards written so far whole (the same command resumes from them)."""
+    from tests.conftest import interrupt_when
+
+    river = tmp_path / "campaign" / "river"
+    argv = [sys.executable, "-m", "agent.cli.main", "campaign", "--budget", "10m", "--out", str(tmp_path / "campaign")]
+    argv += ["--workers", "2", "--iterations", "river=20,turn=10,flop=5"]
+    returncode, err, left = interrupt_when(argv, lambda: sum(len(shard_files(d)) for d in river.glob("data-*")) >= 2)
+    assert returncode == 130 and not left
+    assert "deepstack campaign: interrupted" in err and "Traceback" not in err
+    folders = sorted(river.glob("data-*"))
+    assert sum(len(part["values"]) for d in folders if shard_files(d) for part in load_shards(d)) >= 2
+    # a shard cut short is under a hidden name: no other data file beside the shards
+    assert not [p for d in folders for p in d.glob("[!.]*.npz") if p not in shard_files(d)]
