@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -294,10 +295,16 @@ def train(
     best_state = None
     fingerprint = data_fingerprint(x, y, m) + (f"+init:{init_record['sha256']}" if init_record else "")
     if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, weights_only=False)
+        try:
+            ckpt = torch.load(ckpt_path, weights_only=False)
+        except Exception as exc:  # noqa: BLE001 - whatever torch makes of a damaged file: start afresh
+            ckpt = None
+            print(f"{ckpt_path}: unreadable checkpoint ({type(exc).__name__}); training from the start", file=sys.stderr)
         # resume only the same run: the same settings on the same rows (retraining on more
         # data with the same command must start afresh, not pick up the old network)
-        if ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict() and ckpt.get("data") == fingerprint:
+        if not isinstance(ckpt, dict):
+            pass
+        elif ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict() and ckpt.get("data") == fingerprint:
             net.load_state_dict(ckpt["model"])
             opt.load_state_dict(ckpt["optimizer"])
             history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
@@ -342,6 +349,7 @@ def train(
             elif time.time() >= deadline:
                 run_epochs = epoch + 1
         if (epoch + 1) % 10 == 0 or epoch + 1 == run_epochs:
+            tmp = ckpt_path.with_name(f".{ckpt_path.name}")  # then renamed: a run killed mid-save leaves the last one whole
             torch.save(
                 {
                     "spec": asdict(spec),
@@ -354,8 +362,9 @@ def train(
                     "epoch": epoch + 1,
                     "best_state": best_state,
                 },
-                ckpt_path,
+                tmp,
             )
+            os.replace(tmp, ckpt_path)
     bar.close()
     assert best_state is not None
     net.load_state_dict(best_state)

@@ -391,6 +391,12 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(
 
     first = run()
     assert run() == first and "resuming after epoch 3" in capsys.readouterr().err  # finished: nothing left to do
+    assert not list(out.glob(".*"))  # the checkpoint's temporary file is renamed, never left
+    good = (out / "tiny.ckpt").read_bytes()
+    (out / "tiny.ckpt").write_bytes(good[: len(good) // 2])  # cut short (a run killed by older code)
+    assert run() == first  # trained again from the start: the same seed, the same run
+    err = capsys.readouterr().err
+    assert "tiny.ckpt: unreadable checkpoint" in err and "training from the start" in err and "other data" not in err
     generate(spec, data, progress=False)  # the same command, run longer: 32 situations
     again = run()
     assert "training from the start" in capsys.readouterr().err
