@@ -302,9 +302,14 @@ def train(
             print(f"{ckpt_path}: unreadable checkpoint ({type(exc).__name__}); training from the start", file=sys.stderr)
         # resume only the same run: the same settings on the same rows (retraining on more
         # data with the same command must start afresh, not pick up the old network)
-        if not isinstance(ckpt, dict):
-            pass
-        elif ckpt.get("spec") == asdict(spec) and ckpt.get("net") == net_spec.to_dict() and ckpt.get("data") == fingerprint:
+        same = isinstance(ckpt, dict) and (ckpt.get("spec"), ckpt.get("net"), ckpt.get("data")) == (
+            asdict(spec),
+            net_spec.to_dict(),
+            fingerprint,
+        )
+        if ckpt is None:
+            pass  # said above
+        elif same:
             net.load_state_dict(ckpt["model"])
             opt.load_state_dict(ckpt["optimizer"])
             history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
