@@ -307,14 +307,12 @@ def train(
             net_spec.to_dict(),
             fingerprint,
         )
-        if ckpt is None:
-            pass  # said above
-        elif same:
+        if same:
             net.load_state_dict(ckpt["model"])
             opt.load_state_dict(ckpt["optimizer"])
             history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
             print(f"{ckpt_path}: resuming after epoch {start_epoch}", file=sys.stderr)
-        else:
+        elif ckpt is not None:  # an unreadable one is said above
             print(f"{ckpt_path}: left by a run with other data or settings; training from the start", file=sys.stderr)
     bar = tqdm(
         range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs

@@ -34,6 +34,7 @@ from agent.training.datagen import (
 from agent.training.train import TrainSpec, train
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
+from tests.conftest import interrupt_when
 
 
 @pytest.mark.parametrize("name", ["leduc", "leduc-limit"])
@@ -984,8 +985,6 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
 def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
     """Ctrl-C to the campaign's process group while its workers generate: one line, status 130,
     no worker left, and the shards written so far whole (the same command resumes from them)."""
-    from tests.conftest import interrupt_when
-
     river = tmp_path / "campaign" / "river"
     argv = [sys.executable, "-m", "agent.cli.main", "campaign", "--budget", "10m", "--out", str(tmp_path / "campaign")]
     argv += ["--workers", "2", "--iterations", "river=20,turn=10,flop=5"]
