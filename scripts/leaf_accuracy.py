@@ -9,6 +9,7 @@ leaf kind: the range-weighted mean absolute error of both players' root counterf
 fraction of the pot, and the seconds it took.
 
     python scripts/leaf_accuracy.py --situations 12 --iterations 300 --seed 5
+    python scripts/leaf_accuracy.py --river-net CANDIDATE.pt --river-net models/holdem/river-small.pt
 """
 
 from __future__ import annotations
@@ -41,16 +42,24 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--checkdown-spr", type=float, default=1.0, help="the split leaves' stack-to-pot ratio")
     parser.add_argument("--skip-large", action="store_true", help="leave river.pt (7 x 500) out: it is slow")
+    parser.add_argument(
+        "--river-net",
+        action="append",
+        metavar="PATH",
+        help="river network(s) at the leaves instead of the shipped ones (repeat; each beside its manifest; "
+        "the first is also the split's); e.g. a candidate against a copy of the shipped network",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     game = load_game("hunl")
     space = HandSpace(game)
     leaves = {"checkdown": CheckdownLeafValues(CheckdownMatrices(data_file(HoldemModels().preflop_checkdown)))}
-    for path in RIVER_NETS[:1] if args.skip_large else RIVER_NETS:
+    paths = args.river_net or (RIVER_NETS[:1] if args.skip_large else RIVER_NETS)
+    for path in paths:
         net, entry = load_value_net(path)
-        leaves[path.rsplit("/", 1)[-1]] = BucketNetLeafValues(net, game, RiverStrength(int(entry["river_buckets"])))
+        leaves[path] = BucketNetLeafValues(net, game, RiverStrength(int(entry["river_buckets"])))
     split = f"split at spr {args.checkdown_spr:g}"
-    leaves[split] = LeavesByStack(leaves["river-small.pt"], leaves["checkdown"], min(game.stack), args.checkdown_spr)
+    leaves[split] = LeavesByStack(leaves[paths[0]], leaves["checkdown"], min(game.stack), args.checkdown_spr)
     config = SolverConfig(iterations=args.iterations, device="cpu")
     rng = np.random.default_rng(args.seed)
     errors: dict[str, list[float]] = {k: [] for k in leaves}

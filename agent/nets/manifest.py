@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -36,6 +37,15 @@ def code_version() -> str:
         )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def command_line() -> str:
+    """The command that is running, as a user would type it: ``deepstack ...`` whether it was
+    started as the console script (any path to it) or as ``python -m agent.cli.main`` (a
+    worktree's), so that a manifest's or a data folder's command can be run again as written."""
+    if Path(sys.argv[0]).name in ("deepstack", "main.py"):
+        return " ".join(["deepstack", *sys.argv[1:]])
+    return " ".join(sys.argv)
 
 
 def sha256_of(path: Path) -> str:

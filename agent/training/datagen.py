@@ -14,7 +14,6 @@ import json
 import math
 import os
 import re
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -30,7 +29,7 @@ from agent.leaves.checkdown import CheckdownEvaluator
 from agent.leaves.holdem import BucketNetLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
 from agent.nets.encoding import board_features, pot_scale
-from agent.nets.manifest import ModelError, checked_file, code_version, load_value_net
+from agent.nets.manifest import ModelError, checked_file, code_version, command_line, load_value_net
 from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.cfr import LeafValueFn, Variant, exploitability
 from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
@@ -563,7 +562,7 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
         _check_same_data(out, recorded, spec, next_net_sha256)
     out.mkdir(parents=True, exist_ok=True)
     run = {
-        "command": command or " ".join(sys.argv),
+        "command": command or command_line(),
         "code_version": code_version(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "situations": spec.situations,

@@ -10,14 +10,13 @@ networks needs to know; its manifest entry lists every member with its own prove
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from agent.nets.manifest import ModelError, load_value_net, register_model
+from agent.nets.manifest import ModelError, command_line, load_value_net, register_model
 
 
 class MeanOfNets(nn.Module):
@@ -61,6 +60,6 @@ def build_ensemble(members: list[str | Path], out: Path, name: str, command: str
         training_situations=sum(
             {json.dumps(e.get("data"), sort_keys=True): int(e.get("training_situations", 0)) for _, e in loaded}.values()
         ),
-        command=command or " ".join(sys.argv),
+        command=command or command_line(),
     )
     return out

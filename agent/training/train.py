@@ -21,7 +21,7 @@ import torch
 from tqdm import tqdm
 
 from agent.nets.encoding import canonical_permutation
-from agent.nets.manifest import load_value_net, register_model
+from agent.nets.manifest import command_line, load_value_net, register_model
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
 from agent.training.datagen import load_shards
 
@@ -393,7 +393,7 @@ def train(
         validation_situations=int(n_val),
         validation_loss=float(best),
         best_epoch=int(best_epoch),
-        command=command or " ".join(sys.argv),
+        command=command or command_line(),
         seconds=time.perf_counter() - started,
     )
     return {"validation_loss": best, "best_epoch": best_epoch, "situations": n}

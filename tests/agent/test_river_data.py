@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -63,14 +64,23 @@ def test_river_buckets_are_equity_steps() -> None:
     assert river.assign(board) is ids  # cached per board
 
 
-def test_train_river_network_on_river_situations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_river_network_on_river_situations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Generate, then train; both record the command as ``deepstack ...`` even when started as
+    ``python -m agent.cli.main`` from a worktree (the manifest's command is run again as written)."""
     data, out = tmp_path / "data", tmp_path / "net"
     gen = ["generate", "--game", "hunl", "--street", "river", "--situations", "8", "--shard-size", "4"]
-    assert main(gen + ["--iterations", "40", "--out", str(data)]) == 0
+    gen += ["--iterations", "40", "--out", str(data)]
+    monkeypatch.setattr(sys, "argv", ["/work/wt/agent/cli/main.py", *gen])
+    assert main(gen) == 0
     argv = ["train", "--game", "hunl", "--street", "river", "--river-buckets", "20", "--data", str(data)]
     argv += ["--out", str(out), "--name", "river-test", "--epochs", "2", "--hidden", "16", "--layers", "2"]
+    monkeypatch.setattr(sys, "argv", ["/opt/venv/bin/deepstack", *argv])
     assert main(argv) == 0
     assert "best validation loss" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())["models"]["river-test"]
     assert manifest["street"] == "river" and manifest["river_buckets"] == 20
     assert manifest["net"]["buckets"] == 20
+    assert manifest["command"] == " ".join(["deepstack", *argv])
+    assert manifest["data"]["command"] == " ".join(["deepstack", *gen])
