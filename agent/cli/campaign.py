@@ -22,8 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "budget is used and training on the rest. Writes OUT/<street>/network/<street>.pt with a manifest, "
         "OUT/report.md and report.json (situations, throughput, validation losses against the shipped networks "
         "on the same held-out situations, loss curves). Running the same command again skips the finished "
-        "stages and resumes the data of the others. Promote a network into models/ by hand, only where the "
-        "report says it beats the shipped one.",
+        "stages and resumes the data of the others. 'deepstack promote' puts a network into models/ where it "
+        "beats the shipped one on held-out situations.",
         epilog=example("deepstack campaign --budget 9m --out runs/campaign", "a GPU window: all cores and the GPU"),
         formatter_class=HelpFormatter,
     )

@@ -20,6 +20,7 @@ from agent.cli.blueprint import add_parser as add_blueprint
 from agent.cli.campaign import add_parser as add_campaign
 from agent.cli.common import GAME_HELP, HelpFormatter, example, port
 from agent.cli.prepare import add_parser as add_prepare
+from agent.cli.promote import add_parser as add_promote
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
@@ -755,6 +756,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_generate,
     _add_train,
     add_campaign,
+    add_promote,
     _add_ensemble,
     add_prepare,
     _add_eval,

@@ -1,0 +1,136 @@
+"""Replacing a shipped value network by a candidate, only when it beats the shipped one on
+held-out situations that neither trained on.
+
+A network's own validation loss chose its best epoch and was measured on its own split; the
+shipped network's was measured on another. The comparison that decides is both networks on the
+same test situations, per situation, with an interval: the one ``deepstack eval nets`` prints.
+Promotion writes the files under hidden names first and renames them, then the manifest, so that
+an interrupted promotion leaves either the old network or the new one (a file whose sha256 does
+not match the manifest is refused by the bot with a message naming it, never loaded)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.nets.manifest import MODELS_DIR, ModelError, load_value_net, read_manifest, sha256_of
+from agent.training.heldout import score_networks
+
+#: files that travel with a network: its TorchScript file, training history and loss curve
+COMPANIONS = (".pt", ".history.json", ".loss.png")
+
+
+class NotBetter(Exception):
+    """The candidate does not beat the shipped network with 95% confidence; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """What a promotion measured and did."""
+
+    name: str
+    target: Path
+    shipped_loss: float
+    candidate_loss: float
+    #: mean per-situation loss, candidate minus shipped, and its 95% half-width
+    difference: float
+    half_width: float
+    situations: int
+    written: bool
+
+
+def _trained_seeds(entry: dict) -> set[int]:
+    """Seeds of the generation folders a network's manifest entry says it trained on."""
+    data = entry.get("data") or {}
+    folders = data.get("folders", [data])
+    return {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
+
+
+def _check_held_out(test_dirs: Sequence[Path], entries: dict[str, dict]) -> None:
+    """Refuse a test folder drawn with a seed a network trained on: it holds the same situations."""
+    for folder in test_dirs:
+        record = Path(folder) / "generate.json"
+        if not record.exists():
+            raise ValueError(f"{folder}: no generate.json: not a folder of 'deepstack generate'")
+        seed = json.loads(record.read_text()).get("spec", {}).get("seed")
+        for who, entry in entries.items():
+            if seed in _trained_seeds(entry):
+                raise ValueError(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
+
+
+def _atomic_copy(src: Path, dst: Path) -> Path:
+    tmp = dst.with_name(f".{dst.name}.promote")
+    shutil.copyfile(src, tmp)
+    return tmp
+
+
+def promote(
+    candidate: Path,
+    name: str,
+    test_dirs: Sequence[Path],
+    total_stacks: float,
+    manifest: Path = MODELS_DIR / "manifest.json",
+    force: bool = False,
+    dry_run: bool = False,
+) -> Promotion:
+    """Score the network of manifest entry ``name`` and ``candidate`` on ``test_dirs``; when the
+    candidate's mean per-situation loss is lower with 95% confidence (or ``force``), copy it and
+    its companions over the shipped files and give the entry the candidate's record with the test.
+
+    Raises ModelError (a file or entry that is not usable), ValueError (networks of different
+    streets or abstractions, test data not held out) or NotBetter (nothing written)."""
+    candidate, manifest = Path(candidate), Path(manifest)
+    entries = read_manifest(manifest)["models"]
+    if name not in entries:
+        raise ModelError(f"{manifest}: no entry {name!r} (entries: {', '.join(sorted(entries))})")
+    target = manifest.parent / entries[name]["path"]
+    _, shipped = load_value_net(target)
+    _, new = load_value_net(candidate)
+    kind = ("street", "buckets_file", "river_buckets")
+    if [shipped.get(k) for k in kind] != [new.get(k) for k in kind]:
+        raise ValueError(
+            f"{candidate}: not the same kind of network as {target} "
+            f"({', '.join(f'{k} {new.get(k)!r} against {shipped.get(k)!r}' for k in kind if shipped.get(k) != new.get(k))})"
+        )
+    _check_held_out(test_dirs, {str(target): shipped, str(candidate): new})
+    old_score, new_score = score_networks([target, candidate], list(test_dirs), total_stacks)
+    diff, half = new_score.paired_difference(old_score)
+    result = Promotion(name, target, old_score.loss, new_score.loss, diff, half, len(new_score.per_situation), False)
+    if diff + half >= 0 and not force:
+        raise NotBetter(
+            f"{candidate}: not better than {target} on {result.situations} held-out situations "
+            f"(Huber {new_score.loss:.5f} against {old_score.loss:.5f}; per situation {diff:+.5f} ± {half:.5f}); "
+            "nothing changed"
+        )
+    if dry_run:
+        return result
+    record = dict(new)
+    record["path"] = str(target.relative_to(manifest.parent))
+    record["test"] = {
+        "folders": [str(d) for d in test_dirs],
+        "situations": result.situations,
+        "huber": new_score.loss,
+        "replaced_huber": old_score.loss,
+        "difference_per_situation": [diff, half],
+        "replaced_sha256": shipped["sha256"],
+    }
+    moves = []
+    for suffix in COMPANIONS:
+        src = candidate.with_name(candidate.name.removesuffix(".pt") + suffix)
+        if src.exists():
+            dst = target.with_name(target.name.removesuffix(".pt") + suffix)
+            moves.append((_atomic_copy(src, dst), dst))
+    if sha256_of(moves[0][0]) != new["sha256"]:
+        raise ModelError(f"{candidate}: changed while it was copied")
+    data = read_manifest(manifest)
+    data["models"][name] = record
+    tmp_manifest = manifest.with_name(f".{manifest.name}.promote")
+    tmp_manifest.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    for tmp, dst in moves:
+        os.replace(tmp, dst)
+    os.replace(tmp_manifest, manifest)
+    return Promotion(**{**result.__dict__, "written": True})

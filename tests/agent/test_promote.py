@@ -1,0 +1,82 @@
+"""``deepstack promote``: a trained network replaces a shipped one only when it wins on held-out
+situations; a loser, data it trained on or an unknown entry change nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.cli.main import main
+from agent.nets.manifest import checked_file, sha256_of
+
+
+@pytest.fixture(scope="module")
+def river(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny river data (training seed 1, test seed 2) and two networks on it: one trained, one
+    barely moved from its initial weights."""
+    root = tmp_path_factory.mktemp("promote")
+    for seed, name, n in ((1, "train", "48"), (2, "test", "24")):
+        argv = ["generate", "--game", "hunl", "--street", "river", "--situations", n, "--shard-size", n]
+        assert main(argv + ["--iterations", "30", "--seed", str(seed), "--out", str(root / name)]) == 0
+    base = ["train", "--game", "hunl", "--street", "river", "--river-buckets", "20", "--data", str(root / "train")]
+    base += ["--hidden", "16", "--layers", "2", "--batch-size", "8"]
+    assert main(base + ["--out", str(root / "good"), "--name", "good", "--epochs", "40", "--lr", "3e-3"]) == 0
+    assert main(base + ["--out", str(root / "bad"), "--name", "bad", "--epochs", "1", "--lr", "1e-9"]) == 0
+    # the "shipped" network: a copy of the bad one with its own manifest entry
+    assert main(base + ["--out", str(root / "models"), "--name", "river-x", "--epochs", "1", "--lr", "1e-9"]) == 0
+    return root
+
+
+def _promote(river: Path, candidate: str, *extra: str) -> int:
+    manifest = river / "models" / "manifest.json"
+    return main(["promote", str(river / candidate), "--as", "river-x", "--manifest", str(manifest), *extra])
+
+
+def test_a_better_network_replaces_the_shipped_one(river: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = river / "models" / "river-x.pt"
+    old = sha256_of(shipped)
+    assert _promote(river, "good/good.pt", "--test", str(river / "test"), "--dry-run") == 0
+    assert "dry run: nothing changed" in capsys.readouterr().out and sha256_of(shipped) == old
+    assert _promote(river, "good/good.pt", "--test", str(river / "test")) == 0
+    out = capsys.readouterr().out
+    assert "promoted" in out and "per situation -" in out
+    assert sha256_of(shipped) == sha256_of(river / "good" / "good.pt")
+    _, entry = checked_file(shipped)  # the manifest agrees with the file
+    assert entry["path"] == "river-x.pt" and entry["test"]["replaced_sha256"] == old
+    assert entry["test"]["huber"] < entry["test"]["replaced_huber"] and entry["test"]["situations"] == 24
+    assert (river / "models" / "river-x.loss.png").read_bytes() == (river / "good" / "good.loss.png").read_bytes()
+    assert not list((river / "models").glob(".*"))  # no temporary left
+
+    # now the shipped network is the good one: the bad one is refused and nothing changes
+    manifest = (river / "models" / "manifest.json").read_text()
+    assert _promote(river, "bad/bad.pt", "--test", str(river / "test")) == 1
+    err = capsys.readouterr().err
+    assert "not better than" in err and "nothing changed" in err and len(err.strip().splitlines()) == 1
+    assert (river / "models" / "manifest.json").read_text() == manifest
+    assert sha256_of(shipped) == sha256_of(river / "good" / "good.pt")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--test", "train"], "drawn with seed 1, which"),  # the training data is not held out
+        (["--test", "test", "--as", "river-y"], "no entry 'river-y'"),
+        (["--test", "nowhere"], "no generate.json"),
+    ],
+)
+def test_what_cannot_be_promoted_is_one_line(
+    river: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    manifest = river / "models" / "manifest.json"
+    before = json.loads(manifest.read_text())
+    args = [str(river / a) if a in ("train", "test", "nowhere") else a for a in args]
+    if "--as" in args:
+        argv = ["promote", str(river / "bad" / "bad.pt"), "--manifest", str(manifest), *args]
+    else:
+        argv = ["promote", str(river / "bad" / "bad.pt"), "--as", "river-x", "--manifest", str(manifest), *args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deepstack promote: error: ") and message in err and len(err.strip().splitlines()) == 1
+    assert json.loads(manifest.read_text()) == before
