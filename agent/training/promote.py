@@ -112,6 +112,7 @@ def promote(
     record["path"] = str(target.relative_to(manifest.parent))
     record["test"] = {
         "folders": [str(d) for d in test_dirs],
+        "commands": [json.loads((Path(d) / "generate.json").read_text()).get("command") for d in test_dirs],
         "situations": result.situations,
         "huber": new_score.loss,
         "replaced_huber": old_score.loss,

@@ -46,6 +46,9 @@ def test_a_better_network_replaces_the_shipped_one(river: Path, capsys: pytest.C
     _, entry = checked_file(shipped)  # the manifest agrees with the file
     assert entry["path"] == "river-x.pt" and entry["test"]["replaced_sha256"] == old
     assert entry["test"]["huber"] < entry["test"]["replaced_huber"] and entry["test"]["situations"] == 24
+    # the test folder's generating command, from its generate.json
+    record = json.loads((river / "test" / "generate.json").read_text())
+    assert entry["test"]["commands"] == [record["command"]] and record["command"]
     assert (river / "models" / "river-x.loss.png").read_bytes() == (river / "good" / "good.loss.png").read_bytes()
     assert not list((river / "models").glob(".*"))  # no temporary left
 
