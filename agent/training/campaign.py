@@ -257,4 +257,10 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"| {street} | {s['situations']} | {rate} | {s['epochs']} | {s['validation_loss']:.4f} | {s['held_out']} | "
             f"{shipped} | {'yes' if s['beats_shipped'] else 'no'} | [{curve}]({curve}) |"
         )
+    lines += [
+        "",
+        "'beats it' compares on the campaign's own held-out rows. To ship a network, score it on situations of "
+        "another seed: `deepstack generate ... --seed S --out TEST`, then `deepstack promote NETWORK --as ENTRY "
+        "--test TEST` (it replaces the shipped file only when the network wins there).",
+    ]
     return "\n".join(lines) + "\n"

@@ -969,7 +969,7 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert report["stages"]["turn"]["leaves"] == report["stages"]["river"]["network"]
     assert report["stages"]["flop"]["leaves"] == report["stages"]["turn"]["network"]
     text = (out / "report.md").read_text()
-    assert text.count("\n| ") == 5 and "river/network/river.loss.png" in text
+    assert text.count("\n| ") == 5 and "river/network/river.loss.png" in text and "deepstack promote" in text
     capsys.readouterr()
     before = (out / "campaign.json").read_text()
     assert main(args) == 0  # every stage done: kept as it is
