@@ -56,8 +56,18 @@ def run_venv_tool(name: str, *args: str, timeout: float = 300) -> subprocess.Com
 def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 120) -> tuple[int, str, bool]:
     """Start ``argv`` in a process group of its own, and once ``ready()`` holds send SIGINT to the
     whole group, as a terminal's Ctrl-C does; its exit status, its stderr, and whether any process
-    of the group (a worker) outlived it by more than a few seconds."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    of the group (a worker) outlived it by more than a few seconds.
+
+    The child gets SIGINT's default disposition back: a test run started in the background (``nohup
+    pytest &``) ignores SIGINT, and children inherit that, so the Ctrl-C would never arrive."""
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + timeout
         while not ready() and time.monotonic() < deadline and proc.poll() is None:
