@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.nets.manifest import MODELS_DIR, ModelError, load_value_net, read_manifest, sha256_of
@@ -50,13 +50,25 @@ def _trained_seeds(entry: dict) -> set[int]:
     return {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
 
 
-def _check_held_out(test_dirs: Sequence[Path], entries: dict[str, dict]) -> None:
-    """Refuse a test folder drawn with a seed a network trained on: it holds the same situations."""
+def _test_records(test_dirs: Sequence[Path]) -> list[dict]:
+    """Each test folder's ``generate.json`` (what drew it, and with which seed)."""
+    records = []
     for folder in test_dirs:
-        record = Path(folder) / "generate.json"
-        if not record.exists():
-            raise ValueError(f"{folder}: no generate.json: not a folder of 'deepstack generate'")
-        seed = json.loads(record.read_text()).get("spec", {}).get("seed")
+        path = Path(folder) / "generate.json"
+        try:
+            record = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ValueError(f"{folder}: no generate.json: not a folder of 'deepstack generate'") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: unreadable ({exc})") from None
+        records.append(record if isinstance(record, dict) else {})
+    return records
+
+
+def _check_held_out(test_dirs: Sequence[Path], records: list[dict], entries: dict[str, dict]) -> None:
+    """Refuse a test folder drawn with a seed a network trained on: it holds the same situations."""
+    for folder, record in zip(test_dirs, records):
+        seed = record.get("spec", {}).get("seed")
         for who, entry in entries.items():
             if seed in _trained_seeds(entry):
                 raise ValueError(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
@@ -96,7 +108,8 @@ def promote(
             f"{candidate}: not the same kind of network as {target} "
             f"({', '.join(f'{k} {new.get(k)!r} against {shipped.get(k)!r}' for k in kind if shipped.get(k) != new.get(k))})"
         )
-    _check_held_out(test_dirs, {str(target): shipped, str(candidate): new})
+    records = _test_records(test_dirs)
+    _check_held_out(test_dirs, records, {str(target): shipped, str(candidate): new})
     old_score, new_score = score_networks([target, candidate], list(test_dirs), total_stacks)
     diff, half = new_score.paired_difference(old_score)
     result = Promotion(name, target, old_score.loss, new_score.loss, diff, half, len(new_score.per_situation), False)
@@ -112,7 +125,7 @@ def promote(
     record["path"] = str(target.relative_to(manifest.parent))
     record["test"] = {
         "folders": [str(d) for d in test_dirs],
-        "commands": [json.loads((Path(d) / "generate.json").read_text()).get("command") for d in test_dirs],
+        "commands": [r.get("command") for r in records],
         "situations": result.situations,
         "huber": new_score.loss,
         "replaced_huber": old_score.loss,
@@ -134,4 +147,4 @@ def promote(
     for tmp, dst in moves:
         os.replace(tmp, dst)
     os.replace(tmp_manifest, manifest)
-    return Promotion(**{**result.__dict__, "written": True})
+    return replace(result, written=True)

@@ -83,3 +83,14 @@ def test_what_cannot_be_promoted_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith("deepstack promote: error: ") and message in err and len(err.strip().splitlines()) == 1
     assert json.loads(manifest.read_text()) == before
+
+
+def test_an_unreadable_test_record_is_named(river: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = river / "broken"
+    broken.mkdir(exist_ok=True)
+    (broken / "generate.json").write_text("{not json")
+    manifest = river / "models" / "manifest.json"
+    argv = ["promote", str(river / "bad" / "bad.pt"), "--as", "river-x", "--manifest", str(manifest), "--test", str(broken)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepstack promote: error: {broken / 'generate.json'}: unreadable") and len(err.splitlines()) == 1
