@@ -61,14 +61,14 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
     def net_leaf(net_path: str, buckets_path: str | None) -> BucketNetLeafValues:
         net, _ = load_value_net(net_path, device=dev)
         table = BucketTable.load(data_file(buckets_path)) if buckets_path else None
-        return BucketNetLeafValues(net, game, table)
+        return BucketNetLeafValues(net, game, table, cfg.net_precision)
 
     def river_leaf(net_path: str) -> BucketNetLeafValues:
         net, entry = load_value_net(net_path, device=dev)
         buckets = entry.get("river_buckets")
         if entry.get("street") != "river" or not isinstance(buckets, int):
             raise ModelError(f"{net_path}: not a river network (its manifest entry names no river_buckets)")
-        return BucketNetLeafValues(net, game, RiverStrength(buckets))
+        return BucketNetLeafValues(net, game, RiverStrength(buckets), cfg.net_precision)
 
     streets = []
     for r, sc in enumerate(streets_cfg):

@@ -25,6 +25,7 @@ import torch
 
 from agent.cli.common import HelpFormatter, example
 from agent.nets.manifest import ModelError, checked_file
+from agent.nets.valuenet import NET_PRECISIONS, resolve_precision
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.solver.workers import worker_pool
@@ -225,11 +226,12 @@ def _turn_draws(
     batch: int | None = 1,
     round_: int = 2,
     river_net: str | None = None,
+    precision: str = "float32",
 ) -> dict[str, Any]:
     """One process's share of the turn (or river) row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
     config = _hunl_config(algorithm, iterations, device, dcfr)
-    leaf = _next_street_leaf("hunl", river_net, 2) if river_net is not None else None
+    leaf = _next_street_leaf("hunl", river_net, 2, precision) if river_net is not None else None
     with _one_thread():  # as deepstack generate runs: one process per core
         if batch != 1:
             return _timed_forests(situations, batch, config, stream, round_)
@@ -272,6 +274,7 @@ def bench_turn(
     batch: int | None = 1,
     round_: int = 2,
     river_net: str | None = None,
+    net_precision: str = "auto",
 ) -> dict[str, Any]:
     """Turn (``round_`` 2) or river (3) situations solved as ``deepstack generate --street turn``
     (``river``) solves them (to the end of
@@ -281,19 +284,21 @@ def bench_turn(
     own random streams), as generation runs one process per core: the row's rate is theirs summed.
     ``batch``: situations per solver call (forests; None: as many as the device's memory allows).
     ``river_net``: turn situations solved to the end of the turn with that river network at the
-    leaves (``deepstack generate --street turn --river-net``), one at a time."""
+    leaves (``deepstack generate --street turn --river-net``), one at a time, multiplying in
+    ``net_precision`` (:data:`agent.nets.valuenet.NET_PRECISIONS`)."""
     if check and batch != 1:
         raise ValueError("--check measures one solve at a time: it needs --batch 1")
     if river_net is not None and (round_ != 2 or batch != 1):
         raise ValueError("--river-net is for the turn row, one situation at a time (--batch 1)")
     dev = pick_device(device)
+    precision = resolve_precision(net_precision, dev)
+    common = (iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net, precision)
     if processes == 1:
-        fields = _turn_draws(0, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net)
+        fields = _turn_draws(0, situations, *common)
     else:
         with worker_pool(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             jobs = [
-                pool.submit(_turn_draws, k, situations, iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net)
-                for k in range(processes)
+                pool.submit(_turn_draws, k, situations, *common) for k in range(processes)
             ]
             fields = _combined([job.result() for job in jobs])
     if check:
@@ -321,7 +326,7 @@ def bench_turn(
         processes=processes,
         leaves="end of the game"
         if river_net is None
-        else {"river_net": river_net, "sha256": checked_file(river_net)[1]["sha256"]},
+        else {"river_net": river_net, "sha256": checked_file(river_net)[1]["sha256"], "precision": precision},
         **reference,
         cpu_cores=cores,
     )
@@ -467,6 +472,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--street turn --river-net (default: none, to the end of the game)",
     )
     p.add_argument(
+        "--net-precision",
+        choices=NET_PRECISIONS,
+        default="auto",
+        help="turn row with --river-net: how the network multiplies, as deepstack generate --net-precision (default: auto)",
+    )
+    p.add_argument(
         "--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)"
     )
     p.add_argument(
@@ -551,6 +562,7 @@ def main(argv: list[str]) -> int:
                     dcfr,
                     batch,
                     river_net=args.river_net,
+                    net_precision=args.net_precision,
                 )
             ),
             flush=True,

@@ -77,9 +77,11 @@ class BucketNetLeafValues:
     """Leaves valued by a bucketed network of the next round (turn network at flop leaves,
     auxiliary pre-flop network at pre-flop leaves, over its 169 classes)."""
 
-    def __init__(self, net: torch.jit.ScriptModule, game: Game, buckets: BucketTable | None) -> None:
+    def __init__(
+        self, net: torch.jit.ScriptModule, game: Game, buckets: BucketTable | None, precision: str = "float32"
+    ) -> None:
         self.net = net
-        self._run = NetOnDevices(net)
+        self._run = NetOnDevices(net, precision)  # bfloat16: agent.nets.valuenet.NET_PRECISIONS
         self.game = game
         self.buckets = buckets  # None: pre-flop classes
         self.num_buckets = buckets.num_buckets if buckets is not None else 169

@@ -64,24 +64,58 @@ def masked_huber(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, d
     return loss.sum() / mask.sum().clamp(min=1.0)
 
 
+#: how a leaf network's matrix products run: ``auto`` = bfloat16 on a CPU that computes it
+#: natively (AVX512-BF16 or AMX), else float32. On such a CPU the river network answers a turn
+#: solve's leaves 3-4x faster in bfloat16 and its held-out loss moves in the fifth digit
+#: (docs/benchmarks.md, "Network precision"); on CUDA ``auto`` stays float32 (not yet measured there)
+NET_PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (elsewhere PyTorch emulates it, slower
+    than float32)."""
+    cpu = getattr(torch, "cpu", None)
+    checks = (getattr(cpu, "_is_avx512_bf16_supported", None), getattr(cpu, "_is_amx_tile_supported", None))
+    return any(bool(check()) for check in checks if check is not None)
+
+
+def resolve_precision(precision: str, device: torch.device | str) -> str:
+    """``float32`` or ``bfloat16`` for ``precision`` (one of :data:`NET_PRECISIONS`) on ``device``."""
+    if precision not in NET_PRECISIONS:
+        raise ValueError(f"network precision {precision!r} is not one of {', '.join(NET_PRECISIONS)}")
+    if precision != "auto":
+        return precision
+    return "bfloat16" if torch.device(device).type == "cpu" and cpu_has_native_bf16() else "float32"
+
+
 class NetOnDevices:
     """A TorchScript value network that answers on whatever device its input is on.
 
     One leaf function serves lookaheads on the CPU and on CUDA (a bot's chance values are
     computed on the CPU, data generation may solve on either), so the network is copied once
     to each device it is asked on rather than moved back and forth or fed a tensor from
-    another device.
+    another device. ``precision`` (:data:`NET_PRECISIONS`, resolved per device) runs its
+    matrix products in bfloat16 under autocast; the answer is float32 either way.
     """
 
-    def __init__(self, net: torch.jit.ScriptModule) -> None:
+    def __init__(self, net: torch.jit.ScriptModule, precision: str = "float32") -> None:
+        resolve_precision(precision, "cpu")  # a bad name fails here, not at the first leaf
         self.net = net
+        self.precision = precision
         first = next(iter(net.parameters()), None)
         self._copies = {first.device if first is not None else torch.device("cpu"): net}
+        self._bf16: dict[torch.device, bool] = {}
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         net = self._copies.get(x.device)
         if net is None:
             net = copy.deepcopy(self.net).to(x.device)
             self._copies[x.device] = net
+        bf16 = self._bf16.get(x.device)
+        if bf16 is None:
+            bf16 = self._bf16[x.device] = resolve_precision(self.precision, x.device) == "bfloat16"
         with torch.no_grad():
-            return net(x)
+            if not bf16:
+                return net(x)
+            with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+                return net(x).float()

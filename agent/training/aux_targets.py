@@ -18,6 +18,7 @@ hands, so only the 1755 suit-canonical flops are bucketed and the others are map
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations, permutations
 from math import comb
 
@@ -81,7 +82,7 @@ class FlopBuckets:
 
 
 def aux_values(
-    net: torch.jit.ScriptModule,
+    net: Callable[[torch.Tensor], torch.Tensor],
     flops: FlopBuckets,
     ranges: np.ndarray,
     pot: float,

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net
-from agent.nets.valuenet import masked_huber
+from agent.nets.valuenet import masked_huber, resolve_precision
 from agent.solver.workers import worker_pool
 from agent.training.datagen import NEXT_STREET, GenerateSpec, generate, shard_files
 from agent.training.streets import STREET_ROUND, street_abstraction
@@ -157,12 +157,14 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         )
         folders = [out / street / f"data-{k}" for k in range(spec.workers)]
         gen_started = time.time()
+        devices = ["cuda" if spec.device == "cuda" and k == 0 else "cpu" for k in range(spec.workers)]
         worker_specs = [
             replace(
                 gspec,
                 seed=spec.seed * 1000 + k,
-                device="cuda" if spec.device == "cuda" and k == 0 else "cpu",
-                batch=None if spec.device == "cuda" and k == 0 else gspec.batch,
+                device=devices[k],
+                batch=None if devices[k] == "cuda" else gspec.batch,
+                net_precision=resolve_precision("auto", devices[k]) if next_net is not None else None,
             )
             for k in range(spec.workers)
         ]

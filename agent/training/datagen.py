@@ -30,6 +30,7 @@ from agent.leaves.holdem import BucketNetLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
 from agent.nets.encoding import board_features, pot_scale
 from agent.nets.manifest import ModelError, checked_file, code_version, command_line, load_value_net
+from agent.nets.valuenet import NetOnDevices
 from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.cfr import LeafValueFn, Variant, exploitability
 from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
@@ -63,6 +64,9 @@ class GenerateSpec:
     #: network for turn situations and the turn network for flop situations (depth-limit
     #: leaves), the flop network for the auxiliary pre-flop targets
     next_net: str | None = None
+    #: how ``next_net`` multiplies: float32 or bfloat16 (:func:`agent.nets.valuenet.resolve_precision`
+    #: turns the command line's ``auto`` into one of them before it is recorded); None without a network
+    net_precision: str | None = None
     #: auxiliary targets: flops averaged per situation (None: all 22100, the exact average;
     #: fewer: a seeded uniform sample, an unbiased estimate)
     aux_flops: int | None = None
@@ -385,7 +389,11 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
     elif spec.next_net is not None and spec.round == 0:
         solved = [_aux_situation(spec, sit, rng) for sit in situations]
     else:
-        leaf = _next_street_leaf(spec.game, spec.next_net, spec.round) if spec.next_net is not None else None
+        leaf = (
+            _next_street_leaf(spec.game, spec.next_net, spec.round, spec.net_precision or "float32")
+            if spec.next_net is not None
+            else None
+        )
         solved = solve_situations(space, spec.round, situations, config, spec.batch, leaf)
     rows: dict[str, list[np.ndarray]] = {}
     for sit, values in zip(situations, solved):
@@ -421,17 +429,17 @@ NEXT_STREET = {"turn": "river", "flop": "turn", "preflop-aux": "flop"}
 
 
 @lru_cache(maxsize=2)
-def _next_street_leaf(game_name: str, net_path: str, round_: int) -> LeafValueFn:
+def _next_street_leaf(game_name: str, net_path: str, round_: int, precision: str = "float32") -> LeafValueFn:
     """The next street's network as depth-limit leaves (loaded once per process): the river
     network at the end of turn solves (its river abstraction from its manifest entry), the turn
     network at the end of flop solves (the bucket table its manifest entry names)."""
 
     if round_ == 2:
         net, entry = load_next_net(net_path, "river")
-        return BucketNetLeafValues(net, load_game(game_name), RiverStrength(int(entry["river_buckets"])))
+        return BucketNetLeafValues(net, load_game(game_name), RiverStrength(int(entry["river_buckets"])), precision)
     net, entry = load_next_net(net_path, "turn")
     table = BucketTable.load(checked_file(entry["buckets_file"])[0])
-    return BucketNetLeafValues(net, load_game(game_name), table)
+    return BucketNetLeafValues(net, load_game(game_name), table, precision)
 
 
 @lru_cache(maxsize=1)
@@ -447,7 +455,8 @@ def _aux_situation(spec: GenerateSpec, sit: Situation, rng: np.random.Generator)
     net, flops = _flop_network(str(spec.next_net))
     ranges = sit.ranges / sit.ranges.sum(axis=1, keepdims=True)
     rows = None if spec.aux_flops is None else np.sort(rng.choice(len(ALL_FLOPS), spec.aux_flops, replace=False))
-    return aux_values(net, flops, ranges, float(sit.pot), float(sum(game.stack)), flop_rows=rows)
+    run = NetOnDevices(net, spec.net_precision or "float32")
+    return aux_values(run, flops, ranges, float(sit.pot), float(sum(game.stack)), flop_rows=rows)
 
 
 def solve_last_round_batch(space: HandSpace, round_: int, situations: list[Situation], config: SolverConfig) -> list[np.ndarray]:
@@ -528,7 +537,10 @@ def spec_record(spec: GenerateSpec | dict) -> dict:
 
 def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None) -> None:
     new = spec_record(spec)
-    old = spec_record({**LEGACY_SPEC_FIELDS, **recorded.get("spec", {})})  # older records lack the DCFR fields
+    recorded_spec = recorded.get("spec", {})
+    # older records lack the DCFR fields, and the precision (their networks multiplied in float32)
+    legacy = {**LEGACY_SPEC_FIELDS, "net_precision": "float32" if recorded_spec.get("next_net") else None}
+    old = spec_record({**legacy, **recorded_spec})
     differ = [
         f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new if key not in RESUMABLE_FIELDS and old.get(key) != new[key]
     ]

@@ -42,6 +42,7 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"client": {"connect_timeout_s": "soon"}}, "client.connect_timeout_s: expected a number"),
         ({"bot": {"hunl": {"warm_start": {"weight": 1.5}}}}, "bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"),
         ({"bot": {"hunl": {"warm_start": {"mode": "bold"}}}}, "bot.hunl.warm_start.mode: 'bold' is not one of"),
+        ({"bot": {"hunl": {"net_precision": "half"}}}, "bot.hunl.net_precision: 'half' is not one of"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

@@ -16,7 +16,7 @@ import torch
 from agent.leaves.handnet import HandNetLeafValues
 from agent.nets.encoding import board_features, pot_scale
 from agent.nets.manifest import load_value_net, sha256_of
-from agent.nets.valuenet import NetSpec, ValueNet
+from agent.nets.valuenet import NetOnDevices, NetSpec, ValueNet, resolve_precision
 from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
@@ -932,8 +932,17 @@ def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, ca
         assert np.abs(shard["values"]).max() > 0
     record = json.loads((data / "generate.json").read_text())
     assert river in json.dumps(record) and "next_net_sha256" in json.dumps(record)
+    assert record["spec"]["net_precision"] == resolve_precision("auto", "cpu")  # what ran, not "auto"
     capsys.readouterr()
     assert hunl("--street", "turn", "--river-net", "models/holdem/river.pt", *small, "--out", str(data)) == 2  # not mixed in
+    capsys.readouterr()
+    # a folder made before the precision was recorded multiplied in float32: resumed only that way
+    del record["spec"]["net_precision"]
+    (data / "generate.json").write_text(json.dumps(record))
+    assert hunl("--street", "turn", "--river-net", river, *small, "--net-precision", "bfloat16", "--out", str(data)) == 2
+    assert "net_precision 'float32' -> 'bfloat16'" in capsys.readouterr().err
+    more = ["--situations", "3", "--shard-size", "1", "--iterations", "3"]
+    assert hunl("--street", "turn", "--river-net", river, *more, "--net-precision", "float32", "--out", str(data)) == 0
     capsys.readouterr()
     assert (
         hunl("--street", "turn", "--river-net", "models/holdem/turn.pt", "--situations", "1", "--out", str(tmp_path / "b")) == 2
@@ -946,6 +955,7 @@ def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, ca
     assert main(bench) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["bench"] == "generate.turn" and row["leaves"]["river_net"] == river and row["iterations"] == 2
+    assert row["leaves"]["precision"] == resolve_precision("auto", "cpu")
     assert main(["bench", "generate", "--street", "turn", "--river-net", "models/holdem/turn.pt"]) == 2
     assert "needs the river network" in capsys.readouterr().err
 
@@ -995,3 +1005,22 @@ def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
     assert sum(len(part["values"]) for d in folders if shard_files(d) for part in load_shards(d)) >= 2
     # a shard cut short is under a hidden name: no other data file beside the shards
     assert not [p for d in folders for p in d.glob("[!.]*.npz") if p not in shard_files(d)]
+
+
+def test_network_precision_bfloat16_answers_float32_close_to_float32() -> None:
+    """``NetOnDevices(net, "bfloat16")`` multiplies under autocast and answers float32 values within
+    bfloat16's rounding of the float32 ones; ``auto`` is float32 on CUDA and bfloat16 on the CPU only
+    where the CPU has it in hardware; an unknown name is refused at once."""
+    torch.manual_seed(0)
+    net = torch.jit.script(ValueNet(NetSpec(buckets=20, hidden=64, layers=3)).eval())
+    x = torch.rand(50, 41)
+    x[:, 1:] /= x[:, 1:21].sum(dim=1, keepdim=True)
+    exact = NetOnDevices(net)(x)
+    rounded = NetOnDevices(net, "bfloat16")(x)
+    assert rounded.dtype == torch.float32 and not torch.equal(rounded, exact)
+    assert float((rounded - exact).abs().max()) < 0.02 * float(exact.abs().max())
+    assert torch.equal(NetOnDevices(net, "float32")(x), exact)
+    assert resolve_precision("auto", "cuda") == "float32" and resolve_precision("bfloat16", "cuda") == "bfloat16"
+    assert resolve_precision("auto", "cpu") in ("float32", "bfloat16")
+    with pytest.raises(ValueError, match="not one of auto, float32, bfloat16"):
+        NetOnDevices(net, "half")
