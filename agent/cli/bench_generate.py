@@ -25,7 +25,7 @@ import torch
 
 from agent.cli.common import HelpFormatter, example
 from agent.nets.manifest import ModelError, checked_file
-from agent.nets.valuenet import NET_PRECISIONS, resolve_precision
+from agent.nets.valuenet import NET_PRECISIONS, NetOnDevices, resolve_precision
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.solver.workers import worker_pool
@@ -227,10 +227,11 @@ def _turn_draws(
     round_: int = 2,
     river_net: str | None = None,
     precision: str = "float32",
+    alternating: bool = True,
 ) -> dict[str, Any]:
     """One process's share of the turn (or river) row (module level: the worker processes import it)."""
     space = HandSpace(load_game("hunl"))
-    config = _hunl_config(algorithm, iterations, device, dcfr)
+    config = _hunl_config(algorithm, iterations, device, dcfr, alternating)
     leaf = _next_street_leaf("hunl", river_net, 2, precision) if river_net is not None else None
     with _one_thread():  # as deepstack generate runs: one process per core
         if batch != 1:
@@ -275,6 +276,7 @@ def bench_turn(
     round_: int = 2,
     river_net: str | None = None,
     net_precision: str = "auto",
+    updates: str = "auto",
 ) -> dict[str, Any]:
     """Turn (``round_`` 2) or river (3) situations solved as ``deepstack generate --street turn``
     (``river``) solves them (to the end of
@@ -285,21 +287,20 @@ def bench_turn(
     ``batch``: situations per solver call (forests; None: as many as the device's memory allows).
     ``river_net``: turn situations solved to the end of the turn with that river network at the
     leaves (``deepstack generate --street turn --river-net``), one at a time, multiplying in
-    ``net_precision`` (:data:`agent.nets.valuenet.NET_PRECISIONS`)."""
+    ``net_precision`` (:data:`agent.nets.valuenet.NET_PRECISIONS`) with ``updates`` as generate's ``--updates``."""
     if check and batch != 1:
         raise ValueError("--check measures one solve at a time: it needs --batch 1")
     if river_net is not None and (round_ != 2 or batch != 1):
         raise ValueError("--river-net is for the turn row, one situation at a time (--batch 1)")
     dev = pick_device(device)
     precision = resolve_precision(net_precision, dev)
-    common = (iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net, precision)
+    alternating = _alternating(updates, river_net is not None)
+    common = (iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net, precision, alternating)
     if processes == 1:
         fields = _turn_draws(0, situations, *common)
     else:
         with worker_pool(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            jobs = [
-                pool.submit(_turn_draws, k, situations, *common) for k in range(processes)
-            ]
+            jobs = [pool.submit(_turn_draws, k, situations, *common) for k in range(processes)]
             fields = _combined([job.result() for job in jobs])
     if check:
         fields["timed_with"] = "average strategy and exploitability check"
@@ -327,17 +328,32 @@ def bench_turn(
         leaves="end of the game"
         if river_net is None
         else {"river_net": river_net, "sha256": checked_file(river_net)[1]["sha256"], "precision": precision},
+        updates="alternating" if alternating else "simultaneous",
         **reference,
         cpu_cores=cores,
     )
 
 
-def _hunl_config(algorithm: str, iterations: int, device: str, dcfr: tuple[float, float, float]) -> SolverConfig:
+def _hunl_config(
+    algorithm: str, iterations: int, device: str, dcfr: tuple[float, float, float], alternating: bool = True
+) -> SolverConfig:
     """The solver settings of hold'em generation (float32), as ``deepstack generate`` makes them."""
     alpha, beta, gamma = dcfr
     return SolverConfig(
-        algorithm=algorithm, iterations=iterations, device=device, dtype="float32", alpha=alpha, beta=beta, gamma=gamma
+        algorithm=algorithm,
+        alternating=alternating,
+        iterations=iterations,
+        device=device,
+        dtype="float32",
+        alpha=alpha,
+        beta=beta,
+        gamma=gamma,
     )
+
+
+def _alternating(updates: str, network_leaves: bool) -> bool:
+    """``--updates`` as ``deepstack generate`` reads it: auto = simultaneous with network leaves."""
+    return updates == "alternating" or (updates == "auto" and not network_leaves)
 
 
 def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, str]:
@@ -346,15 +362,23 @@ def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, s
 
 
 def bench_flop(
-    situations: int, iterations: int, algorithm: str, turn_net: str, dcfr: tuple[float, float, float] = GENERATE_DCFR
+    situations: int,
+    iterations: int,
+    algorithm: str,
+    turn_net: str,
+    dcfr: tuple[float, float, float] = GENERATE_DCFR,
+    net_precision: str = "auto",
+    updates: str = "auto",
 ) -> dict[str, Any]:
     """Flop situations solved as ``deepstack generate --street flop`` solves them (the flop's
     betting, the turn network at the leaves for each of the 49 turn cards; CPU) and timed."""
 
     space = HandSpace(load_game("hunl"))
-    leaf = _next_street_leaf("hunl", turn_net, 1)
+    precision = resolve_precision(net_precision, "cpu")
+    leaf = _next_street_leaf("hunl", turn_net, 1, precision)
     _, entry = checked_file(turn_net)
-    config = _hunl_config(algorithm, iterations, "cpu", dcfr)
+    alternating = _alternating(updates, True)
+    config = _hunl_config(algorithm, iterations, "cpu", dcfr, alternating)
 
     def solve(sit: Situation) -> None:
         solve_situation(space, 1, sit, config, leaf)
@@ -372,12 +396,14 @@ def bench_flop(
         **fields,
         threads=1,
         turn_net=turn_net,
+        precision=precision,
+        updates="alternating" if alternating else "simultaneous",
         net=entry.get("net"),
         net_training_situations=entry.get("training_situations"),
     )
 
 
-def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> dict[str, Any]:
+def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None, net_precision: str = "auto") -> dict[str, Any]:
     """Auxiliary targets made as ``deepstack generate --street preflop-aux`` makes them (the
     flop network averaged over all 22100 flops, or a seeded sample of ``aux_flops``) and timed.
     The first situation also buckets the suit-canonical flops it needs (once per process): it
@@ -386,16 +412,18 @@ def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> d
     game = load_game("hunl")
     space = HandSpace(game)
     _, entry = checked_file(flop_net)
+    precision = resolve_precision(net_precision, "cpu")
     rng = np.random.default_rng([1, 0])
     times = []
     with _one_thread():
         net, flops = _flop_network(flop_net)
+        run = NetOnDevices(net, precision)
         for _ in range(situations + 1):
             sit = draw_situation(space, 0, rng)
             rows = None if aux_flops is None else np.sort(rng.choice(len(ALL_FLOPS), aux_flops, replace=False))
             start = time.perf_counter()
             aux_values(
-                net,
+                run,
                 flops,
                 sit.ranges / sit.ranges.sum(axis=1, keepdims=True),
                 float(sit.pot),
@@ -417,6 +445,7 @@ def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None) -> d
         seconds_per_situation=[round(t, 2) for t in rest],
         threads=1,
         flop_net=flop_net,
+        precision=precision,
         net=entry.get("net"),
         net_training_situations=entry.get("training_situations"),
     )
@@ -475,7 +504,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--net-precision",
         choices=NET_PRECISIONS,
         default="auto",
-        help="turn row with --river-net: how the network multiplies, as deepstack generate --net-precision (default: auto)",
+        help="turn row with --river-net, the flop and preflop-aux rows: how the network multiplies, as deepstack generate "
+        "--net-precision (default: auto)",
+    )
+    p.add_argument(
+        "--updates",
+        choices=["auto", "alternating", "simultaneous"],
+        default="auto",
+        help="CFR's updates, as deepstack generate --updates: auto = simultaneous where a network is at the leaves "
+        "(the turn row with --river-net, the flop row), else alternating (default: auto)",
     )
     p.add_argument(
         "--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)"
@@ -563,6 +600,7 @@ def main(argv: list[str]) -> int:
                     batch,
                     river_net=args.river_net,
                     net_precision=args.net_precision,
+                    updates=args.updates,
                 )
             ),
             flush=True,
@@ -574,13 +612,20 @@ def main(argv: list[str]) -> int:
         print(json.dumps(river), flush=True)
     if "flop" in streets:
         try:
-            print(json.dumps(bench_flop(args.flop_situations, iters, args.turn_algorithm, args.turn_net, dcfr)), flush=True)
+            print(
+                json.dumps(
+                    bench_flop(
+                        args.flop_situations, iters, args.turn_algorithm, args.turn_net, dcfr, args.net_precision, args.updates
+                    )
+                ),
+                flush=True,
+            )
         except ModelError as exc:
             print(f"deepstack bench generate: flop skipped: flop situations need a turn network: {exc}", file=sys.stderr)
             return 1
     if "preflop-aux" in streets:
         try:
-            print(json.dumps(bench_aux(args.aux_situations, args.flop_net, args.aux_flops)), flush=True)
+            print(json.dumps(bench_aux(args.aux_situations, args.flop_net, args.aux_flops, args.net_precision)), flush=True)
         except ModelError as exc:
             print(f"deepstack bench generate: preflop-aux skipped: auxiliary targets need a flop network: {exc}", file=sys.stderr)
             return 1

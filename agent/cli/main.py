@@ -316,6 +316,13 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         help="how the next street's network multiplies: auto = bfloat16 on a CPU that has it in hardware "
         "(AVX512-BF16 or AMX; 3-4x faster), else float32; recorded in generate.json (default: auto)",
     )
+    p.add_argument(
+        "--updates",
+        choices=["auto", "alternating", "simultaneous"],
+        default="auto",
+        help="CFR's updates: auto = simultaneous with the next street's network at the leaves (one network call per "
+        "iteration, closer targets per CPU-second), else alternating (default: auto)",
+    )
     p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
     p.add_argument(
         "--aux-flops",
@@ -440,7 +447,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     # recorded as what ran, not "auto"; a Ray cluster's workers may differ, so auto is float32 there
     precision = None
     if next_net is not None:
-        precision = "float32" if device == "auto" and args.net_precision == "auto" else resolve_precision(args.net_precision, device)
+        precision = (
+            "float32" if device == "auto" and args.net_precision == "auto" else resolve_precision(args.net_precision, device)
+        )
     spec = GenerateSpec(
         game=args.game,
         round=args.round,
@@ -450,6 +459,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         algorithm=args.algorithm,
         next_net=next_net,
+        alternating=args.updates == "alternating" or (args.updates == "auto" and (next_net is None or args.round == 0)),
         net_precision=precision,
         aux_flops=args.aux_flops,
         dcfr_alpha=alpha,

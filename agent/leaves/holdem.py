@@ -77,9 +77,7 @@ class BucketNetLeafValues:
     """Leaves valued by a bucketed network of the next round (turn network at flop leaves,
     auxiliary pre-flop network at pre-flop leaves, over its 169 classes)."""
 
-    def __init__(
-        self, net: torch.jit.ScriptModule, game: Game, buckets: BucketTable | None, precision: str = "float32"
-    ) -> None:
+    def __init__(self, net: torch.jit.ScriptModule, game: Game, buckets: BucketTable | None, precision: str = "float32") -> None:
         self.net = net
         self._run = NetOnDevices(net, precision)  # bfloat16: agent.nets.valuenet.NET_PRECISIONS
         self.game = game

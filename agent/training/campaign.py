@@ -152,6 +152,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             iterations=max(1, spec.iterations[street]),
             device=spec.device,
             next_net=next_net,
+            alternating=next_net is None or street == "preflop-aux",  # generate's --updates auto
             aux_flops=spec.aux_flops if street == "preflop-aux" else None,
             batch=8 if street == "river" else None,
         )

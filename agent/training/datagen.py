@@ -64,6 +64,11 @@ class GenerateSpec:
     #: network for turn situations and the turn network for flop situations (depth-limit
     #: leaves), the flop network for the auxiliary pre-flop targets
     next_net: str | None = None
+    #: CFR's updates: alternating (one player per pass) or simultaneous (both from one pass: with a
+    #: network at the leaves one network call per iteration instead of two; on turn situations with
+    #: the river network, simultaneous updates reach the targets of alternating ones closer per
+    #: CPU-second: docs/training.md, "Updates with network leaves")
+    alternating: bool = True
     #: how ``next_net`` multiplies: float32 or bfloat16 (:func:`agent.nets.valuenet.resolve_precision`
     #: turns the command line's ``auto`` into one of them before it is recorded); None without a network
     net_precision: str | None = None
@@ -86,6 +91,7 @@ class GenerateSpec:
     def solver_config(self, dtype: str) -> SolverConfig:
         return SolverConfig(
             algorithm=self.algorithm,
+            alternating=self.alternating,
             iterations=self.iterations,
             device=self.device,
             dtype=dtype,  # type: ignore[arg-type]
@@ -102,7 +108,7 @@ class GenerateSpec:
 #: at 500 (docs/training.md: HUNL turn training situations)
 GENERATE_DCFR = (GenerateSpec.dcfr_alpha, GenerateSpec.dcfr_beta, GenerateSpec.dcfr_gamma)
 #: what data recorded before the DCFR fields existed was solved with (DCFR's published choice)
-LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0, "sparse": 0.0}
+LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0, "sparse": 0.0, "alternating": True}
 
 
 def format_dcfr(dcfr: tuple[float, float, float]) -> str:

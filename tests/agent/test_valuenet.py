@@ -933,6 +933,7 @@ def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, ca
     record = json.loads((data / "generate.json").read_text())
     assert river in json.dumps(record) and "next_net_sha256" in json.dumps(record)
     assert record["spec"]["net_precision"] == resolve_precision("auto", "cpu")  # what ran, not "auto"
+    assert record["spec"]["alternating"] is False  # --updates auto: simultaneous with network leaves
     capsys.readouterr()
     assert hunl("--street", "turn", "--river-net", "models/holdem/river.pt", *small, "--out", str(data)) == 2  # not mixed in
     capsys.readouterr()
@@ -955,7 +956,7 @@ def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, ca
     assert main(bench) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["bench"] == "generate.turn" and row["leaves"]["river_net"] == river and row["iterations"] == 2
-    assert row["leaves"]["precision"] == resolve_precision("auto", "cpu")
+    assert row["leaves"]["precision"] == resolve_precision("auto", "cpu") and row["updates"] == "simultaneous"
     assert main(["bench", "generate", "--street", "turn", "--river-net", "models/holdem/turn.pt"]) == 2
     assert "needs the river network" in capsys.readouterr().err
 
