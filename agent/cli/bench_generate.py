@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agent.cli.common import HelpFormatter, example
+from agent.cli.common import HelpFormatter, add_network_leaf_options, example
 from agent.nets.manifest import ModelError, checked_file
-from agent.nets.valuenet import NET_PRECISIONS, NetOnDevices, resolve_precision
+from agent.nets.valuenet import NetOnDevices, resolve_precision
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.solver.workers import worker_pool
@@ -36,6 +36,7 @@ from agent.training.datagen import (
     Situation,
     _flop_network,
     _next_street_leaf,
+    alternating_updates,
     both_all_in,
     draw_situation,
     forest_groups,
@@ -294,7 +295,7 @@ def bench_turn(
         raise ValueError("--river-net is for the turn row, one situation at a time (--batch 1)")
     dev = pick_device(device)
     precision = resolve_precision(net_precision, dev)
-    alternating = _alternating(updates, river_net is not None)
+    alternating = alternating_updates(updates, river_net is not None)
     common = (iterations, algorithm, dev.type, check, dcfr, batch, round_, river_net, precision, alternating)
     if processes == 1:
         fields = _turn_draws(0, situations, *common)
@@ -351,11 +352,6 @@ def _hunl_config(
     )
 
 
-def _alternating(updates: str, network_leaves: bool) -> bool:
-    """``--updates`` as ``deepstack generate`` reads it: auto = simultaneous with network leaves."""
-    return updates == "alternating" or (updates == "auto" and not network_leaves)
-
-
 def _dcfr_field(algorithm: str, dcfr: tuple[float, float, float]) -> dict[str, str]:
     """The DCFR parameters as ``ALPHA,BETA,GAMMA`` text (``-inf`` is not JSON), for DCFR rows."""
     return {"dcfr": format_dcfr(dcfr)} if algorithm in ("dcfr", "dcfr+") else {}
@@ -377,7 +373,7 @@ def bench_flop(
     precision = resolve_precision(net_precision, "cpu")
     leaf = _next_street_leaf("hunl", turn_net, 1, precision)
     _, entry = checked_file(turn_net)
-    alternating = _alternating(updates, True)
+    alternating = alternating_updates(updates, True)
     config = _hunl_config(algorithm, iterations, "cpu", dcfr, alternating)
 
     def solve(sit: Situation) -> None:
@@ -500,20 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="turn row: solved to the end of the turn with this river network at the leaves, as deepstack generate "
         "--street turn --river-net (default: none, to the end of the game)",
     )
-    p.add_argument(
-        "--net-precision",
-        choices=NET_PRECISIONS,
-        default="auto",
-        help="turn row with --river-net, the flop and preflop-aux rows: how the network multiplies, as deepstack generate "
-        "--net-precision (default: auto)",
-    )
-    p.add_argument(
-        "--updates",
-        choices=["auto", "alternating", "simultaneous"],
-        default="auto",
-        help="CFR's updates, as deepstack generate --updates: auto = simultaneous where a network is at the leaves "
-        "(the turn row with --river-net, the flop row), else alternating (default: auto)",
-    )
+    add_network_leaf_options(p, "the turn row with --river-net, the flop row (and, precision only, preflop-aux)")
     p.add_argument(
         "--aux-situations", type=int, default=3, help="preflop-aux row: situations to time after the first (default 3)"
     )

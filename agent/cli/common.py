@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from agent.nets.valuenet import NET_PRECISIONS
+from agent.training.datagen import UPDATES
 from protocol.gamedef import SHORT_NAMES
 
 GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"
@@ -62,3 +64,22 @@ def _port(text: str, low: int) -> int:
         zero = " or 0 for any free port" if low == 0 else ""
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1..65535{zero})")
     return value
+
+
+def add_network_leaf_options(p: argparse.ArgumentParser, which: str) -> None:
+    """``--net-precision`` and ``--updates``: how solves with the next street's network at the leaves
+    (``which``: the solves they apply to) multiply and update, as ``deepstack generate`` takes them."""
+    p.add_argument(
+        "--net-precision",
+        choices=NET_PRECISIONS,
+        default="auto",
+        help=f"{which}: how the network multiplies: auto = bfloat16 on a CPU that has it in hardware (AVX512-BF16 "
+        "or AMX; 3-4x faster), else float32 (default: auto)",
+    )
+    p.add_argument(
+        "--updates",
+        choices=UPDATES,
+        default="auto",
+        help=f"{which}: CFR's updates: auto = simultaneous with a network at the leaves (one network call per "
+        "iteration, closer targets per CPU-second), else alternating (default: auto)",
+    )

@@ -18,7 +18,7 @@ from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
 from agent.cli.blueprint import add_parser as add_blueprint
 from agent.cli.campaign import add_parser as add_campaign
-from agent.cli.common import GAME_HELP, HelpFormatter, example, port
+from agent.cli.common import GAME_HELP, HelpFormatter, add_network_leaf_options, example, port
 from agent.cli.prepare import add_parser as add_prepare
 from agent.cli.promote import add_parser as add_promote
 from agent.evaluation.clock import clock_lines, clock_report
@@ -27,7 +27,7 @@ from agent.leaves.equity_matrix import preflop_matrix, save_preflop
 from agent.nets.buckets import fit_buckets
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, register_model
-from agent.nets.valuenet import NET_PRECISIONS, resolve_precision
+from agent.nets.valuenet import resolve_precision
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.cluster import ClusterError, generate_on_ray
@@ -36,6 +36,7 @@ from agent.training.datagen import (
     NEXT_STREET,
     DataFolderError,
     GenerateSpec,
+    alternating_updates,
     generate,
     is_hand_level,
     load_next_net,
@@ -309,20 +310,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         "(e.g. models/holdem/river-small.pt; default: none, solved to the end of the game)",
     )
     p.add_argument("--turn-net", default=None, help="--street flop: the turn network (default: models/holdem/turn.pt)")
-    p.add_argument(
-        "--net-precision",
-        choices=NET_PRECISIONS,
-        default="auto",
-        help="how the next street's network multiplies: auto = bfloat16 on a CPU that has it in hardware "
-        "(AVX512-BF16 or AMX; 3-4x faster), else float32; recorded in generate.json (default: auto)",
-    )
-    p.add_argument(
-        "--updates",
-        choices=["auto", "alternating", "simultaneous"],
-        default="auto",
-        help="CFR's updates: auto = simultaneous with the next street's network at the leaves (one network call per "
-        "iteration, closer targets per CPU-second), else alternating (default: auto)",
-    )
+    add_network_leaf_options(p, "solves with the next street's network at the leaves (recorded in generate.json)")
     p.add_argument("--flop-net", default=None, help="--street preflop-aux: the flop network (default: models/holdem/flop.pt)")
     p.add_argument(
         "--aux-flops",
@@ -459,7 +447,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         algorithm=args.algorithm,
         next_net=next_net,
-        alternating=args.updates == "alternating" or (args.updates == "auto" and (next_net is None or args.round == 0)),
+        alternating=alternating_updates(args.updates, next_net is not None and args.round != 0),
         net_precision=precision,
         aux_flops=args.aux_flops,
         dcfr_alpha=alpha,

@@ -30,7 +30,7 @@ from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net
 from agent.nets.valuenet import masked_huber, resolve_precision
 from agent.solver.workers import worker_pool
-from agent.training.datagen import NEXT_STREET, GenerateSpec, generate, shard_files
+from agent.training.datagen import NEXT_STREET, GenerateSpec, alternating_updates, generate, shard_files
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, load_datasets, train, validation_split
 from protocol.gamedef import load_game
@@ -152,7 +152,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             iterations=max(1, spec.iterations[street]),
             device=spec.device,
             next_net=next_net,
-            alternating=next_net is None or street == "preflop-aux",  # generate's --updates auto
+            alternating=alternating_updates("auto", next_net is not None and street != "preflop-aux"),
             aux_flops=spec.aux_flops if street == "preflop-aux" else None,
             batch=8 if street == "river" else None,
         )

@@ -111,6 +111,16 @@ GENERATE_DCFR = (GenerateSpec.dcfr_alpha, GenerateSpec.dcfr_beta, GenerateSpec.d
 LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0, "sparse": 0.0, "alternating": True}
 
 
+#: ``--updates`` of the generation commands
+UPDATES = ("auto", "alternating", "simultaneous")
+
+
+def alternating_updates(updates: str, network_leaves: bool) -> bool:
+    """Whether ``updates`` (:data:`UPDATES`) means alternating ones: ``auto`` = simultaneous where a
+    network is at the leaves (one network call per iteration), alternating otherwise."""
+    return updates == "alternating" or (updates == "auto" and not network_leaves)
+
+
 def format_dcfr(dcfr: tuple[float, float, float]) -> str:
     """``ALPHA,BETA,GAMMA`` as the command lines take it (JSON has no -inf)."""
     return ",".join(f"{x:g}" for x in dcfr)
