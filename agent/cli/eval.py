@@ -21,6 +21,7 @@ from agent.evaluation.aivat_log import log_aivat
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
+from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
 from agent.evaluation.match import decision_think_times
 from agent.evaluation.plots import strategy_grids_png, think_times_png, winnings_png
 from agent.evaluation.policies import ProviderFactory
@@ -40,6 +41,11 @@ EXAMPLES = {
     "exploitability": example("deepstack eval exploitability --game leduc-limit --bot deepstack"),
     "export-policy": example("deepstack eval export-policy --game leduc --out policy.json"),
     "lbr": example("deepstack eval lbr --game leduc --bot deepstack --hands 200 --setting fcp/fcp --out runs/lbr-leduc"),
+    "lbr-paired": example(
+        "deepstack eval lbr-paired runs/lbr-checkdown runs/lbr-net",
+        "two folders of 'deepstack eval lbr --game hunl --setting c/c/fcpa/fcpa --seed 81 --out DIR', the second with "
+        "'--config net.yaml'",
+    ),
     "aivat": example("deepstack eval aivat --game leduc --bot deepstack --opponent random --hands 200"),
     "aivat-log": example(
         "deepstack eval aivat-log runs/leduc-vs-random",
@@ -124,6 +130,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_lbr_cli)
+    q = evsub.add_parser(
+        "lbr-paired",
+        help="two LBR runs on the same deals compared hand for hand (which bot setting LBR exploits less)",
+        description="Reads two folders of 'deepstack eval lbr --out' written with one game, setting and seed (so hand i "
+        "was dealt the same cards in both), against two bots or two --config files, and prints each run's estimates "
+        "and their difference hand for hand over the hands both hold, with its 95% interval (much narrower than either "
+        "run's), and the bot's fold rates side by side. Plays nothing. " + ESTIMATE_NOTE,
+        epilog=EXAMPLES["lbr-paired"],
+        formatter_class=HelpFormatter,
+    )
+    q.add_argument("a", help="the first LBR folder (A; e.g. the shipped settings)")
+    q.add_argument("b", help="the second LBR folder (B); differences are B - A")
+    q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    q.set_defaults(func=run_lbr_paired_cli)
     q = evsub.add_parser(
         "aivat",
         help="a bot's winnings against an opponent: raw, duplicate and AIVAT estimates (Leduc)",
@@ -680,6 +700,16 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
                             f"    {words}: {row[f'{label}_mean_fold']:.1%} (above "
                             f"{row[f'{label}_bluff_breakeven']:.1%}; {row[f'{label}_queries']} queries)"
                         )
+    return 0
+
+
+def run_lbr_paired_cli(args: argparse.Namespace) -> int:
+    try:
+        result = compare_lbr_runs(Path(args.a), Path(args.b))
+    except (GameDefError, ValueError) as exc:
+        print(f"deepstack eval lbr-paired: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result) if args.json else format_comparison(result))
     return 0
 
 

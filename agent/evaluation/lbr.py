@@ -476,6 +476,44 @@ def _stored_chunks(out_dir: Path | None) -> dict[int, list[float]]:
     return stored
 
 
+@dataclass
+class StoredHands:
+    """What an LBR folder holds from hand 0 up to its first gap: LBR's winnings per hand (chips)
+    under each estimate that every chunk kept (``realised`` always), and the chunks' bounds and
+    fold queries (None for a chunk written before they were kept)."""
+
+    per_hand: dict[str, list[float]]
+    chunks: list[tuple[int, int, list[FoldQuery] | None]]
+
+    @property
+    def hands(self) -> int:
+        return len(self.per_hand["realised"])
+
+    def queries(self, hands: int) -> list[FoldQuery]:
+        """The fold queries of the chunks that lie wholly within the first ``hands`` hands."""
+        return [q for first, count, rows in self.chunks if first + count <= hands and rows for q in rows]
+
+
+def stored_hands(out_dir: Path) -> StoredHands:
+    """The hands of an LBR folder, read without playing any (for comparing two runs)."""
+    stored = _stored_chunks(out_dir)
+    realised: list[float] = []
+    kept: dict[str, list[float] | None] = {name: [] for name in ESTIMATES.values()}
+    chunks: list[tuple[int, int, list[FoldQuery] | None]] = []
+    while len(realised) in stored:
+        first = len(realised)
+        values = stored[first]
+        if not values:
+            raise ValueError(f"{out_dir}: LBR chunk at hand {first} is empty")
+        realised += values
+        for prefix, name in ESTIMATES.items():
+            est = _stored_estimate(out_dir, prefix, first, len(values))
+            kept[name] = None if est is None or kept[name] is None else kept[name] + est
+        chunks.append((first, len(values), _stored_queries(out_dir, first)))
+    per_hand = {"realised": realised} | {name: values for name, values in kept.items() if values is not None}
+    return StoredHands(per_hand, chunks)
+
+
 def plan_chunks(hands: int, chunk: int, stored: dict[int, list[float]]) -> list[tuple[int, int]]:
     """``(first, count)`` of every chunk covering hands ``0..hands-1``: the stored ones where they
     are, new ones of at most ``chunk`` hands in the gaps (so a folder written with one chunk size

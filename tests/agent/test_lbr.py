@@ -413,3 +413,42 @@ def test_lbr_workers_share_the_cores_instead_of_each_taking_them_all() -> None:
     for workers in (1, 2, cores + 1):
         with ProcessPoolExecutor(max_workers=1, initializer=share_the_cores, initargs=(workers,)) as pool:
             assert pool.submit(_threads_in_worker).result() == max(1, cores // workers)
+
+
+def test_two_runs_on_the_same_deals_compare_hand_for_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`eval lbr-paired` reads two folders (plays nothing), compares the hands both hold from hand 0
+    on, hand for hand, and refuses folders that were not dealt the same cards."""
+
+    def lbr(bot: str, hands: int, out: Path, seed: int = 4) -> None:
+        args = ["eval", "lbr", "--game", "leduc", "--bot", bot, "--setting", "fcp/fcp", "--hands", str(hands)]
+        assert main(args + ["--seed", str(seed), "--chunk", "10", "--out", str(out), "--json"]) == 0
+
+    lbr("call", 60, tmp_path / "call")
+    lbr("random", 40, tmp_path / "random")
+    lbr("random", 40, tmp_path / "other-seed", seed=5)
+    capsys.readouterr()
+    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "random"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["hands"] == 40 and result["a"]["hands_held"] == 60
+    assert set(result["estimates"]) == {"realised", "range_expected", "aivat"}
+    game = load_game("leduc")
+    for name, prefix in (("realised", "lbr"), ("range_expected", "expected"), ("aivat", "aivat")):
+        a, b = (
+            np.concatenate([json.loads((tmp_path / bot / f"{prefix}-{i:07d}.json").read_text()) for i in range(0, 40, 10)])
+            for bot in ("call", "random")
+        )
+        row = result["estimates"][name]
+        assert row["a"]["mean"] == pytest.approx(1000 * a.mean() / game.big_blind)
+        assert row["diff"]["mean"] == pytest.approx(row["b"]["mean"] - row["a"]["mean"])
+        assert row["diff"]["ci95"] == pytest.approx(estimate(b - a, game.big_blind).ci95)
+    assert result["bot_fold"]["a"] and result["bot_fold"]["b"]
+
+    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "random")]) == 0
+    text = capsys.readouterr().out
+    assert "40 hands in both" in text and "B - A, hand for hand" in text and "AIVAT" in text
+
+    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "other-seed")]) == 2
+    err = capsys.readouterr().err
+    assert "did not play the same deals" in err and "seed 4" in err and "5" in err
+    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "nothing")]) == 2
+    assert "no run.json" in capsys.readouterr().err
