@@ -21,7 +21,7 @@ from agent.evaluation.aivat_log import log_aivat
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
-from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
+from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison, paired_png
 from agent.evaluation.match import decision_think_times
 from agent.evaluation.plots import strategy_grids_png, think_times_png, winnings_png
 from agent.evaluation.policies import ProviderFactory
@@ -42,7 +42,7 @@ EXAMPLES = {
     "export-policy": example("deepstack eval export-policy --game leduc --out policy.json"),
     "lbr": example("deepstack eval lbr --game leduc --bot deepstack --hands 200 --setting fcp/fcp --out runs/lbr-leduc"),
     "lbr-paired": example(
-        "deepstack eval lbr-paired runs/lbr-checkdown runs/lbr-net",
+        "deepstack eval lbr-paired runs/lbr-checkdown runs/lbr-net --png runs/lbr-net/paired.png",
         "two folders of 'deepstack eval lbr --game hunl --setting c/c/fcpa/fcpa --seed 81 --out DIR', the second with "
         "'--config net.yaml'",
     ),
@@ -142,6 +142,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("a", help="the first LBR folder (A; e.g. the shipped settings)")
     q.add_argument("b", help="the second LBR folder (B); differences are B - A")
+    q.add_argument(
+        "--png", default=None, help="also draw both runs' win rates and their difference hand for hand here (default: none)"
+    )
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_lbr_paired_cli)
     q = evsub.add_parser(
@@ -706,6 +709,8 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
 def run_lbr_paired_cli(args: argparse.Namespace) -> int:
     try:
         result = compare_lbr_runs(Path(args.a), Path(args.b))
+        if args.png:
+            paired_png(Path(args.png), Path(args.a), Path(args.b), result)
     except (GameDefError, ValueError) as exc:
         print(f"deepstack eval lbr-paired: error: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from agent.evaluation.lbr import DEAL_SCHEME, fold_summary, stored_hands
+from agent.evaluation.plots import winnings_png
 from agent.evaluation.stats import Estimate, estimate
 from protocol.gamedef import load_game
 
@@ -92,6 +95,22 @@ def compare_lbr_runs(a_dir: Path, b_dir: Path) -> dict:
             "b": fold_summary(held[1].queries(hands), game.num_rounds),
         },
     }
+
+
+def paired_png(path: Path, a_dir: Path, b_dir: Path, result: dict) -> None:
+    """The two runs' running win rates and their difference hand for hand (AIVAT where both kept
+    it, else realised), each with its 95% band: where the difference settles, and how tight it is."""
+    name = "aivat" if "aivat" in result["estimates"] else "realised"
+    hands = result["hands"]
+    a, b = (np.asarray(stored_hands(d).per_hand[name][:hands]) for d in (a_dir, b_dir))
+    game = load_game(result["a"]["run"]["game"])
+    run = result["a"]["run"]
+    winnings_png(
+        path,
+        {f"A ({LABELS[name]})": a, f"B ({LABELS[name]})": b, "B - A, hand for hand": b - a},
+        float(game.big_blind),
+        title=f"Paired LBR {run['setting']}, seed {run['seed']}: LBR's winnings (A: {Path(a_dir).name}, B: {Path(b_dir).name})",
+    )
 
 
 def _what(run: dict) -> str:

@@ -443,7 +443,9 @@ def test_two_runs_on_the_same_deals_compare_hand_for_hand(tmp_path: Path, capsys
         assert row["diff"]["ci95"] == pytest.approx(estimate(b - a, game.big_blind).ci95)
     assert result["bot_fold"]["a"] and result["bot_fold"]["b"]
 
-    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "random")]) == 0
+    png = tmp_path / "paired.png"
+    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "random"), "--png", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = capsys.readouterr().out
     assert "40 hands in both" in text and "B - A, hand for hand" in text and "AIVAT" in text
 
