@@ -98,7 +98,7 @@ class StreetConfig:
     #: with leaves "net" (flop, turn): the leaves whose chips behind over the pot are at most this
     #: are checked down instead, where the network errs most and check-down is nearly exact
     #: (docs/results.md, "Leaf accuracy"); 0: the network at every leaf
-    checkdown_spr: float = 0.0
+    checkdown_spr: float = field(default=0.0, metadata={"only_with": ("leaves", "net")})
 
     def __post_init__(self) -> None:
         if not (self.checkdown_spr >= 0 and self.checkdown_spr < float("inf")):
@@ -147,7 +147,7 @@ class HoldemBotConfig:
     algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
     preflop: StreetConfig = field(default_factory=lambda: StreetConfig(300, "checkdown"))
     flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
-    turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "checkdown"))
+    turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "net", checkdown_spr=1.0))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     #: the opponent's values at the start of a street after a depth-limited one (what the
@@ -317,6 +317,14 @@ def _build(cls: Any, data: dict[str, Any], where: str, base: Any = None) -> Any:
             kwargs[k] = _build(type(default), v, key, base=default)
         else:
             kwargs[k] = _convert(v, hints[k], key)
+    # a setting that only applies with another's value falls back to its class default when the
+    # file changes that other setting and leaves it unsaid: `turn: {leaves: checkdown}` over a
+    # default of network leaves with `checkdown_spr: 1` drops the 1
+    for f in dataclasses.fields(cls):
+        if "only_with" in f.metadata and f.name not in data:
+            other, needed = f.metadata["only_with"]
+            if other in kwargs and kwargs[other] != needed:
+                kwargs[f.name] = f.default
     try:
         return dataclasses.replace(base, **kwargs)
     except ConfigError as exc:  # a check of the part's own fields names them without its key path

@@ -198,3 +198,13 @@ def test_a_partial_mapping_keeps_the_parts_defaults() -> None:
     assert config.bot.leduc_limit.value_net.endswith("models/leduc/leduc-limit-ens.pt")
     assert config_from_dict({"bot": {"leduc": {"value_net": None}}}).bot.leduc.value_net is None
     assert config_from_dict({"bot": {"hunl": {"flop": {"iterations": 3}}}}).bot.hunl.flop.leaves == "checkdown"
+    # the shipped turn ends at the river network, checked down where little is behind; a file that
+    # names other leaves without checkdown_spr gets them without it, one that keeps net keeps it
+    turn = config_from_dict({}).bot.hunl.turn
+    assert (turn.leaves, turn.checkdown_spr) == ("net", 1.0)
+    turn = config_from_dict({"bot": {"hunl": {"turn": {"iterations": 3, "leaves": "checkdown"}}}}).bot.hunl.turn
+    assert (turn.iterations, turn.leaves, turn.checkdown_spr) == (3, "checkdown", 0.0)
+    turn = config_from_dict({"bot": {"hunl": {"turn": {"iterations": 3}}}}).bot.hunl.turn
+    assert (turn.leaves, turn.checkdown_spr) == ("net", 1.0)
+    turn = config_from_dict({"bot": {"hunl": {"turn": {"leaves": "net", "checkdown_spr": 0}}}}).bot.hunl.turn
+    assert (turn.leaves, turn.checkdown_spr) == ("net", 0.0)
