@@ -51,9 +51,13 @@ def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
 
 
 def test_flop_and_aux_networks_record_the_network_that_made_their_targets() -> None:
-    assert MANIFEST["flop"]["data"]["spec"]["next_net"].endswith("turn.pt")
-    assert MANIFEST["preflop-aux"]["data"]["spec"]["next_net"].endswith("flop.pt")
-    assert MANIFEST["preflop-aux"]["data"]["next_net_sha256"] == MANIFEST["flop"]["sha256"]
+    """The chain is consistent: each network's data (every pooled folder) was made with the shipped
+    network of the street after it, so retraining one means regenerating the ones above it."""
+    for name, below in (("flop", "turn"), ("preflop-aux", "flop")):
+        data = MANIFEST[name]["data"]
+        for src in data.get("folders", [data]):
+            assert src["spec"]["next_net"].endswith(f"{below}.pt"), (name, src["folder"] if "folder" in src else src)
+            assert src["next_net_sha256"] == MANIFEST[below]["sha256"], name
 
 
 def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Game) -> None:
