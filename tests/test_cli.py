@@ -369,7 +369,8 @@ def test_the_models_checked_are_those_the_bot_loads(hunl: Game, leduc_limit: Gam
     from agent.bots.settings import check_models, model_paths
 
     shipped = load_config()
-    assert [k for k, _ in model_paths(hunl, shipped)] == ["bot.hunl.models.preflop_checkdown"]
+    # the shipped turn ends at the river network, checked down where little is behind
+    assert [k for k, _ in model_paths(hunl, shipped)] == ["bot.hunl.models.preflop_checkdown", "bot.hunl.models.river_net"]
     assert [k for k, _ in model_paths(leduc_limit, shipped)] == ["bot.leduc_limit.value_net"]
     nets = replace(
         shipped.bot.hunl,
