@@ -21,7 +21,7 @@ from agent.evaluation.aivat_log import log_aivat
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
-from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison, paired_png
+from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
 from agent.evaluation.match import decision_think_times
 from agent.evaluation.plots import strategy_grids_png, think_times_png, winnings_png
 from agent.evaluation.policies import ProviderFactory
@@ -708,9 +708,7 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
 
 def run_lbr_paired_cli(args: argparse.Namespace) -> int:
     try:
-        result = compare_lbr_runs(Path(args.a), Path(args.b))
-        if args.png:
-            paired_png(Path(args.png), Path(args.a), Path(args.b), result)
+        result = compare_lbr_runs(Path(args.a), Path(args.b), Path(args.png) if args.png else None)
     except (GameDefError, ValueError) as exc:
         print(f"deepstack eval lbr-paired: error: {exc}", file=sys.stderr)
         return 2

@@ -10,14 +10,13 @@ cards, and its interval is much narrower than either run's. This is how a settin
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from agent.evaluation.lbr import DEAL_SCHEME, fold_summary, stored_hands
 from agent.evaluation.plots import winnings_png
-from agent.evaluation.stats import Estimate, estimate
+from agent.evaluation.stats import estimate
 from protocol.gamedef import load_game
 
 #: what must agree for two folders to hold the same deals and the same LBR
@@ -25,16 +24,6 @@ PAIRED_KEYS = ("game", "setting", "seed", "deals")
 
 #: the estimates in the order they are printed, with their labels
 LABELS = {"realised": "realised", "range_expected": "range-expected", "aivat": "AIVAT"}
-
-
-@dataclass(frozen=True)
-class PairedRow:
-    """One estimate of LBR's winnings (mbb/g) over the common hands: each run's, and the
-    mean difference ``b - a`` hand for hand (positive: LBR wins more against run b)."""
-
-    a: Estimate
-    b: Estimate
-    diff: Estimate
 
 
 def read_run(folder: Path) -> dict:
@@ -56,12 +45,13 @@ def read_run(folder: Path) -> dict:
     return run
 
 
-def compare_lbr_runs(a_dir: Path, b_dir: Path) -> dict:
+def compare_lbr_runs(a_dir: Path, b_dir: Path, png: Path | None = None) -> dict:
     """The paired comparison of two LBR folders over the hands both hold (from hand 0).
 
     Returns a JSON-ready dict: both runs' ``run.json``, ``hands``, per estimate ``a``, ``b`` and
-    ``diff`` (mbb/g, mean and 95% half-width) and each run's fold summary over the chunks that
-    lie within the common hands."""
+    ``diff`` (``b - a`` hand for hand; mbb/g, mean and 95% half-width) and each run's fold summary
+    over the chunks that lie within the common hands. ``png``: also draw both runs' running win
+    rates and their difference (AIVAT where both kept it, else realised), each with its 95% band."""
     runs = [read_run(a_dir), read_run(b_dir)]
     differ = [
         f"{k} {runs[0].get(k)!r} in {a_dir}, {runs[1].get(k)!r} in {b_dir}"
@@ -75,42 +65,37 @@ def compare_lbr_runs(a_dir: Path, b_dir: Path) -> dict:
     hands = min(h.hands for h in held)
     if hands < 2:
         raise ValueError(f"the two runs share {hands} hands from hand 0 (at least 2 are needed)")
-    rows: dict[str, PairedRow] = {}
-    for name in LABELS:
-        if not all(name in h.per_hand for h in held):
-            continue  # an older folder without this estimate
-        a, b = (h.per_hand[name][:hands] for h in held)
-        rows[name] = PairedRow(
-            estimate(a, game.big_blind), estimate(b, game.big_blind), estimate([y - x for x, y in zip(a, b)], game.big_blind)
+    # per estimate both runs kept (an older folder may lack one): A's and B's winnings, hand for hand
+    pairs = {
+        name: [np.asarray(h.per_hand[name][:hands]) for h in held] for name in LABELS if all(name in h.per_hand for h in held)
+    }
+    if png is not None:
+        name = "aivat" if "aivat" in pairs else "realised"
+        a, b = pairs[name]
+        winnings_png(
+            png,
+            {f"A ({LABELS[name]})": a, f"B ({LABELS[name]})": b, "B - A, hand for hand": b - a},
+            float(game.big_blind),
+            title=f"Paired LBR {runs[0]['setting']}, seed {runs[0]['seed']}: LBR's winnings "
+            f"(A: {Path(a_dir).name}, B: {Path(b_dir).name})",
         )
     return {
         "a": {"folder": str(a_dir), "run": runs[0], "hands_held": held[0].hands},
         "b": {"folder": str(b_dir), "run": runs[1], "hands_held": held[1].hands},
         "hands": hands,
         "estimates": {
-            name: {"a": row.a.to_dict(), "b": row.b.to_dict(), "diff": row.diff.to_dict()} for name, row in rows.items()
+            name: {
+                "a": estimate(a, game.big_blind).to_dict(),
+                "b": estimate(b, game.big_blind).to_dict(),
+                "diff": estimate(b - a, game.big_blind).to_dict(),
+            }
+            for name, (a, b) in pairs.items()
         },
         "bot_fold": {
             "a": fold_summary(held[0].queries(hands), game.num_rounds),
             "b": fold_summary(held[1].queries(hands), game.num_rounds),
         },
     }
-
-
-def paired_png(path: Path, a_dir: Path, b_dir: Path, result: dict) -> None:
-    """The two runs' running win rates and their difference hand for hand (AIVAT where both kept
-    it, else realised), each with its 95% band: where the difference settles, and how tight it is."""
-    name = "aivat" if "aivat" in result["estimates"] else "realised"
-    hands = result["hands"]
-    a, b = (np.asarray(stored_hands(d).per_hand[name][:hands]) for d in (a_dir, b_dir))
-    game = load_game(result["a"]["run"]["game"])
-    run = result["a"]["run"]
-    winnings_png(
-        path,
-        {f"A ({LABELS[name]})": a, f"B ({LABELS[name]})": b, "B - A, hand for hand": b - a},
-        float(game.big_blind),
-        title=f"Paired LBR {run['setting']}, seed {run['seed']}: LBR's winnings (A: {Path(a_dir).name}, B: {Path(b_dir).name})",
-    )
 
 
 def _what(run: dict) -> str:
