@@ -17,7 +17,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import wait
+from concurrent.futures import Future, wait
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
@@ -63,6 +63,9 @@ class CampaignSpec:
     iterations: dict[str, int] = field(default_factory=lambda: {"river": 200, "turn": 300, "flop": 200, "preflop-aux": 0})
     #: situations per shard (the granularity at which a stage stops on time)
     shard_size: dict[str, int] = field(default_factory=lambda: {"river": 8, "turn": 1, "flop": 1, "preflop-aux": 1})
+    #: situations per shard of the GPU worker: one shard is one forest (one solver call), and a GPU
+    #: is busy only on many situations at once (its time per iteration is launches, not arithmetic)
+    gpu_shard_size: dict[str, int] = field(default_factory=lambda: {"river": 256, "turn": 8, "flop": 2, "preflop-aux": 1})
     river_buckets: int = 200
     #: flops averaged per auxiliary situation (a seeded sample of the 22100)
     aux_flops: int = 100
@@ -102,8 +105,20 @@ def _generate_until(
     return {"situations": made * spec.shard_size, "seconds": time.time() - started}
 
 
-def _shards(folders: list[Path]) -> int:
-    return sum(len(shard_files(f)) for f in folders)
+def _situations(folders: list[Path], specs: list[GenerateSpec]) -> int:
+    """Situations written so far into the workers' ``folders`` (each worker its own shard size)."""
+    return sum(len(shard_files(f)) * ws.shard_size for f, ws in zip(folders, specs))
+
+
+def _failures(jobs: list[Future], devices: list[str]) -> list[str]:
+    """Each failed worker as one line (its device and error): a stage goes on with the data the
+    others made, so that one broken worker (a GPU that refuses a solve, say) costs only its share."""
+    lines = []
+    for k, job in enumerate(jobs):
+        exc = job.exception()
+        if exc is not None:
+            lines.append(f"worker {k} ({devices[k]}): {type(exc).__name__}: {exc}")
+    return lines
 
 
 def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: SituationEncoder, train_spec: TrainSpec) -> float | None:
@@ -164,28 +179,37 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
                 gspec,
                 seed=spec.seed * 1000 + k,
                 device=devices[k],
+                situations=spec.gpu_shard_size[street] if devices[k] == "cuda" else gspec.situations,
+                shard_size=spec.gpu_shard_size[street] if devices[k] == "cuda" else gspec.shard_size,
                 batch=None if devices[k] == "cuda" else gspec.batch,
                 net_precision=resolve_precision("auto", devices[k]) if next_net is not None else None,
             )
             for k in range(spec.workers)
         ]
+        before = [len(shard_files(f)) if f.exists() else 0 for f in folders]
+        errors: list[str] = []
         bar = tqdm(desc=f"generate {street}", unit=" situations", disable=not progress)
         if spec.workers == 1:  # no process to start: in this one, on one thread
             threads = torch.get_num_threads()
             try:
-                made = [_generate_until(worker_specs[0], folders[0], gen_deadline, bar.update)]
+                _generate_until(worker_specs[0], folders[0], gen_deadline, bar.update)
             finally:
                 torch.set_num_threads(threads)
         else:
             with worker_pool(spec.workers, mp_context=ctx) as pool:  # Ctrl-C stops the workers at once
                 jobs = [pool.submit(_generate_until, ws, folder, gen_deadline) for ws, folder in zip(worker_specs, folders)]
                 while wait(jobs, timeout=2.0).not_done:  # the shards written so far, as the workers go
-                    bar.update(_shards(folders) * gspec.shard_size - bar.n)
-                made = [j.result() for j in jobs]
-                bar.update(_shards(folders) * gspec.shard_size - bar.n)
+                    bar.update(_situations(folders, worker_specs) - bar.n)
+                errors = _failures(jobs, devices)
+                bar.update(_situations(folders, worker_specs) - bar.n)
         bar.close()
         gen_seconds = time.time() - gen_started
-        situations = int(sum(m["situations"] for m in made))
+        # counted from the shards on disk: a worker that failed keeps what it wrote
+        made_by = [(len(shard_files(f)) - b) * ws.shard_size for f, b, ws in zip(folders, before, worker_specs)]
+        situations = int(sum(made_by))
+        if situations == 0:
+            raise ValueError(f"campaign stage {street}: no worker made a situation: {'; '.join(errors)}")
+        folders = [f for f in folders if f.exists() and shard_files(f)]
         table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
         encoder = SituationEncoder(table, float(sum(game.stack)))
         tspec = TrainSpec(epochs=spec.max_epochs, hidden=spec.hidden, layers=spec.layers, schedule="cosine")
@@ -221,6 +245,8 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             "loss_curve": str(net_dir / f"{street}.loss.png"),
             "sha256": checked_file(network)[1]["sha256"],
             "leaves": next_net,
+            "gpu_situations": made_by[0] if devices[0] == "cuda" else None,
+            "worker_errors": errors,
         }
         state["spec"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}
         state_path.write_text(json.dumps(state, indent=1) + "\n")
@@ -260,6 +286,13 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"| {street} | {s['situations']} | {rate} | {s['epochs']} | {s['validation_loss']:.4f} | {s['held_out']} | "
             f"{shipped} | {'yes' if s['beats_shipped'] else 'no'} | [{curve}]({curve}) |"
         )
+    for street in STAGES:
+        s = report["stages"].get(street)
+        if s is None:
+            continue
+        if s.get("gpu_situations") is not None:
+            lines.append(f"- {street}: {s['gpu_situations']} of the {s['situations']} situations solved on the GPU.")
+        lines += [f"- {street}: {error}" for error in s.get("worker_errors", [])]
     lines += [
         "",
         "'beats it' compares on the campaign's own held-out rows. To ship a network, score it on situations of "

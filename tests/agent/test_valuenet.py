@@ -964,15 +964,22 @@ def test_turn_situations_with_the_river_network_at_the_leaves(tmp_path: Path, ca
 def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``deepstack campaign --budget 30s`` on the CPU: river, turn (river network at its leaves),
     flop (turn network) and auxiliary (flop network) networks, each with its manifest, and the
-    report; run again, the finished stages are kept, not redone; a bad budget is refused."""
+    report; a worker that fails (here: its river folder is a file) costs only its own data, and the
+    report names it; run again, the finished stages are kept, not redone; a bad budget is refused."""
     from agent.cli.main import main
     from agent.nets.manifest import checked_file
 
     out = tmp_path / "campaign"
-    args = ["campaign", "--budget", "30s", "--out", str(out), "--workers", "1", "--iterations", "river=20,turn=10,flop=5"]
+    (out / "river").mkdir(parents=True)
+    (out / "river" / "data-1").write_text("not a folder")
+    args = ["campaign", "--budget", "30s", "--out", str(out), "--workers", "2", "--iterations", "river=20,turn=10,flop=5"]
     assert main(args) == 0
     report = json.loads((out / "report.json").read_text())
     assert list(report["stages"]) == ["river", "turn", "flop", "preflop-aux"]
+    [error] = report["stages"]["river"]["worker_errors"]
+    assert error.startswith("worker 1 (cpu): ") and "data-1" in error
+    assert all(not report["stages"][s]["worker_errors"] for s in ("turn", "flop", "preflop-aux"))
+    assert report["stages"]["river"]["gpu_situations"] is None
     for street, stage in report["stages"].items():
         path, entry = checked_file(stage["network"])
         assert entry["street"] == street and stage["situations"] >= 1 and stage["epochs"] >= 1
@@ -981,6 +988,7 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert report["stages"]["flop"]["leaves"] == report["stages"]["turn"]["network"]
     text = (out / "report.md").read_text()
     assert text.count("\n| ") == 5 and "river/network/river.loss.png" in text and "deepstack promote" in text
+    assert "- river: worker 1 (cpu): " in text
     capsys.readouterr()
     before = (out / "campaign.json").read_text()
     assert main(args) == 0  # every stage done: kept as it is

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One GPU window, used whole: the CUDA tests, then `deepstack campaign` on the GPU and every CPU
+# core beside it, then its networks, report and the GPU worker's first river shard packed under
+# $OUT (the device tool brings back at most 8 files). Install as scripts/gpu-check.sh does:
+# missing wheels come along in .whl/.
+#
+#   OUT=/tmp/gpu-campaign BUDGET=360 bash scripts/gpu-campaign.sh
+#   TEST_LIMIT=75 CAMPAIGN_LIMIT=470 SEED=11 ...   # the phases' hard limits (s), the campaign's seed
+#   WORKERS=2 ITERATIONS=river=20,turn=10,flop=5 BUDGET=30 ...   # a quick dry run on a small CPU
+#
+# Without CUDA it runs the same on the CPU (the CUDA tests skip): a dry run of the script itself.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+BUDGET=${BUDGET:-360}
+RUN=${RUN_DIR:-$(mktemp -d)/campaign}
+SUMMARY=$OUT/summary.txt
+say() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$SUMMARY"; }
+
+say "gpu-campaign on $(hostname), $(nproc) cores, budget $BUDGET s"
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+    nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -lms 2000 >"$OUT/gpu-samples.csv" 2>&1 &
+    SAMPLER=$!
+else
+    SAMPLER=
+fi
+if ! $PY -c "import cffi, structlog" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+$PY -c "import native._native" 2>/dev/null || $PY setup.py build_ext --inplace >"$OUT/build.log" 2>&1
+$PY -c "import sys, torch, native._native; print('python', sys.version.split()[0], 'torch', torch.__version__,
+ 'device', torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none')" >>"$SUMMARY" 2>&1
+DEVICE=$($PY -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')")
+
+start=$SECONDS
+timeout --kill-after=5 "${TEST_LIMIT:-75}" $PY -m pytest -p no:cacheprovider -q -rfEs --durations=10 \
+    tests/agent/test_cuda.py tests/native/test_torch_showdown.py tests/agent/test_forest.py \
+    -k "cuda or Cuda or device or showdown" >"$OUT/pytest-cuda.log" 2>&1
+say "CUDA tests: exit $? in $((SECONDS - start)) s: $(tail -1 "$OUT/pytest-cuda.log")"
+
+start=$SECONDS
+timeout --kill-after=10 "${CAMPAIGN_LIMIT:-470}" $PY -m agent.cli.main campaign --budget "$BUDGET" --out "$RUN" \
+    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${ITERATIONS:+--iterations $ITERATIONS} >"$OUT/campaign.log" 2>&1
+say "campaign: exit $? in $((SECONDS - start)) s"
+[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+
+# networks, manifests, curves, report, state; each data folder's generate.json; the GPU
+# worker's first river shard (its targets checked against CPU solves of the same situations)
+( cd "$RUN" && find . \( -path '*/network/*' -o -name 'report.*' -o -name campaign.json -o -name generate.json \) \
+      -type f ! -name '*.ckpt' ! -name '*.pt.tmp' >/tmp/keep.txt
+  first=$(ls river/data-0/*.npz 2>/dev/null | head -1)
+  [ -n "$first" ] && cp "$first" "$OUT/river-data-0-first-shard.npz"
+  tar czf "$OUT/campaign.tar.gz" -T /tmp/keep.txt )
+say "packed $(du -h "$OUT/campaign.tar.gz" | cut -f1): $(wc -l </tmp/keep.txt) files"
+tail -c 12000 "$RUN/report.md" 2>/dev/null
