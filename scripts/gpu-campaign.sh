@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One GPU window, used whole: the CUDA tests, then `deepstack campaign` on the GPU and every CPU
-# core beside it, then its networks, report and the GPU worker's first river shard packed under
+# core beside it, then its networks, report and the first GPU worker's first turn shard under
 # $OUT (the device tool brings back at most 8 files). Install as scripts/gpu-check.sh does:
 # missing wheels come along in .whl/.
 #
 #   OUT=/tmp/gpu-campaign BUDGET=360 bash scripts/gpu-campaign.sh
 #   TEST_LIMIT=75 CAMPAIGN_LIMIT=470 SEED=11 ...   # the phases' hard limits (s), the campaign's seed
+#   GPU_WORKERS=4 ...                              # workers sharing the GPU (default 1)
 #   WORKERS=2 ITERATIONS=river=20,turn=10,flop=5 BUDGET=30 ...   # a quick dry run on a small CPU
 #
 # Without CUDA it runs the same on the CPU (the CUDA tests skip): a dry run of the script itself.
@@ -46,16 +47,16 @@ say "CUDA tests: exit $? in $((SECONDS - start)) s: $(tail -1 "$OUT/pytest-cuda.
 
 start=$SECONDS
 timeout --kill-after=10 "${CAMPAIGN_LIMIT:-470}" $PY -m agent.cli.main campaign --budget "$BUDGET" --out "$RUN" \
-    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${ITERATIONS:+--iterations $ITERATIONS} >"$OUT/campaign.log" 2>&1
+    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${GPU_WORKERS:+--gpu-workers $GPU_WORKERS} ${ITERATIONS:+--iterations $ITERATIONS} >"$OUT/campaign.log" 2>&1
 say "campaign: exit $? in $((SECONDS - start)) s"
 [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 
-# networks, manifests, curves, report, state; each data folder's generate.json; the GPU
-# worker's first river shard (its targets checked against CPU solves of the same situations)
+# networks, manifests, curves, report, state; each data folder's generate.json; the first GPU
+# worker's first turn shard (its targets checked against CPU solves of the same situations)
 ( cd "$RUN" && find . \( -path '*/network/*' -o -name 'report.*' -o -name campaign.json -o -name generate.json \) \
       -type f ! -name '*.ckpt' ! -name '*.pt.tmp' >/tmp/keep.txt
-  first=$(ls river/data-0/*.npz 2>/dev/null | head -1)
-  [ -n "$first" ] && cp "$first" "$OUT/river-data-0-first-shard.npz"
+  first=$(ls turn/data-0/*.npz 2>/dev/null | head -1)
+  [ -n "$first" ] && cp "$first" "$OUT/turn-data-0-first-shard.npz"
   tar czf "$OUT/campaign.tar.gz" -T /tmp/keep.txt )
 say "packed $(du -h "$OUT/campaign.tar.gz" | cut -f1): $(wc -l </tmp/keep.txt) files"
 tail -c 12000 "$RUN/report.md" 2>/dev/null

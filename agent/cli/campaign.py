@@ -36,7 +36,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--device",
         default="auto",
         choices=["auto", "cpu", "cuda"],
-        help="auto: with a GPU, the first worker solves there (default auto)",
+        help="auto: with a GPU, the first --gpu-workers workers solve there (default auto)",
+    )
+    p.add_argument(
+        "--gpu-workers",
+        type=int,
+        default=1,
+        help="with a GPU: workers that solve there, sharing it (default 1; the river always solves on the CPU)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the situations (another campaign: another seed)")
     p.add_argument(
@@ -70,14 +76,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"deepstack campaign: error: {exc}", file=sys.stderr)
         return 2
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
-    if workers <= 0 or args.hidden <= 0 or args.layers <= 0:
-        print("deepstack campaign: error: --workers, --hidden and --layers must be positive", file=sys.stderr)
+    if workers <= 0 or args.hidden <= 0 or args.layers <= 0 or not 0 < args.gpu_workers <= workers:
+        print(
+            "deepstack campaign: error: --workers, --hidden and --layers must be positive, --gpu-workers from 1 to --workers",
+            file=sys.stderr,
+        )
         return 2
     spec = CampaignSpec(
         budget_s=budget,
         out=Path(args.out),
         workers=workers,
         device=device,
+        gpu_workers=args.gpu_workers,
         seed=args.seed,
         iterations=iterations,
         hidden=args.hidden,

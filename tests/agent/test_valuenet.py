@@ -999,6 +999,8 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert "--iterations: 'turn=x' is not STREET=N" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "0"]) == 2
     assert "--workers, --hidden and --layers must be positive" in capsys.readouterr().err
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "2", "--gpu-workers", "3"]) == 2
+    assert "--gpu-workers from 1 to --workers" in capsys.readouterr().err
 
 
 def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
