@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--gpu-workers",
         type=int,
         default=1,
-        help="with a GPU: workers that solve there, sharing it (default 1; the river always solves on the CPU)",
+        help="with a GPU: workers that solve there, sharing it (default 1)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the situations (another campaign: another seed)")
     p.add_argument(

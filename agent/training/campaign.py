@@ -61,9 +61,9 @@ class CampaignSpec:
     seed: int = 0
     #: CFR iterations of each street's solves
     iterations: dict[str, int] = field(default_factory=lambda: {"river": 200, "turn": 300, "flop": 200, "preflop-aux": 0})
-    #: situations per shard (the granularity at which a stage stops on time). River shards are one
-    #: batched CFR each (numpy, on the CPU on every worker): 256 at once ran at 143 situations/s
-    #: per process where 8 at once ran at 24/s, on the same 16-core machine in the same run
+    #: situations per shard (the granularity at which a stage stops on time). River shards of 256
+    #: (solved in forests of 8 on the CPU, measured fastest there) leave 32 times fewer files to
+    #: read before training than shards of 8 did (docs/training.md, "The bottom-up chain ...")
     shard_size: dict[str, int] = field(default_factory=lambda: {"river": 256, "turn": 1, "flop": 1, "preflop-aux": 1})
     #: situations per shard of a GPU worker: one shard is one forest (one solver call), and a GPU
     #: is busy only on many situations at once (its time per iteration is launches, not arithmetic)
@@ -178,9 +178,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         )
         folders = [out / street / f"data-{k}" for k in range(spec.workers)]
         gen_started = time.time()
-        # the river's batched CFR has no torch path: every worker solves it on the CPU
-        on_gpu = spec.device == "cuda" and street != "river"
-        devices = ["cuda" if on_gpu and k < spec.gpu_workers else "cpu" for k in range(spec.workers)]
+        devices = ["cuda" if spec.device == "cuda" and k < spec.gpu_workers else "cpu" for k in range(spec.workers)]
         worker_specs = [
             replace(
                 gspec,
