@@ -7,6 +7,7 @@
 #   OUT=/tmp/gpu-campaign BUDGET=360 bash scripts/gpu-campaign.sh
 #   TEST_LIMIT=75 CAMPAIGN_LIMIT=470 SEED=11 ...   # the phases' hard limits (s), the campaign's seed
 #   GPU_WORKERS=4 ...                              # workers sharing the GPU (default 1)
+#   FROM_SHIPPED=1 ...                             # fine-tune the shipped networks (--from-shipped)
 #   WORKERS=2 ITERATIONS=river=20,turn=10,flop=5 BUDGET=30 ...   # a quick dry run on a small CPU
 #
 # Without CUDA it runs the same on the CPU (the CUDA tests skip): a dry run of the script itself.
@@ -47,7 +48,7 @@ say "CUDA tests: exit $? in $((SECONDS - start)) s: $(tail -1 "$OUT/pytest-cuda.
 
 start=$SECONDS
 timeout --kill-after=10 "${CAMPAIGN_LIMIT:-470}" $PY -m agent.cli.main campaign --budget "$BUDGET" --out "$RUN" \
-    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${GPU_WORKERS:+--gpu-workers $GPU_WORKERS} ${ITERATIONS:+--iterations $ITERATIONS} >"$OUT/campaign.log" 2>&1
+    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${GPU_WORKERS:+--gpu-workers $GPU_WORKERS} ${FROM_SHIPPED:+--from-shipped} ${ITERATIONS:+--iterations $ITERATIONS} >"$OUT/campaign.log" 2>&1
 say "campaign: exit $? in $((SECONDS - start)) s"
 [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 

@@ -51,6 +51,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="STREET=N,...",
         help="CFR iterations per street's solves (default river=200,turn=300,flop=200)",
     )
+    p.add_argument(
+        "--from-shipped",
+        action="store_true",
+        help="fine-tune the shipped network of each street (its shape; --hidden and --layers unused) instead of "
+        "training from scratch (default: from scratch)",
+    )
     p.add_argument("--hidden", type=int, default=256, help="units per hidden layer of every network (default 256)")
     p.add_argument("--layers", type=int, default=4, help="hidden layers of every network (default 4)")
     p.set_defaults(func=run)
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         iterations=iterations,
         hidden=args.hidden,
+        from_shipped=args.from_shipped,
         layers=args.layers,
     )
     try:

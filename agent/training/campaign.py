@@ -77,6 +77,9 @@ class CampaignSpec:
     hidden: int = 256
     layers: int = 4
     max_epochs: int = 200
+    #: each network starts from the shipped one of its street (and takes its shape): a short window
+    #: then adds its data to what the shipped network learned instead of starting over
+    from_shipped: bool = False
 
 
 def parse_budget(text: str) -> float:
@@ -124,6 +127,18 @@ def _failures(jobs: list[Future], devices: list[str]) -> list[str]:
         if exc is not None:
             lines.append(f"worker {k} ({devices[k]}): {type(exc).__name__}: {exc}")
     return lines
+
+
+def stage_network(spec: CampaignSpec, street: str) -> tuple[int, int, Path | None]:
+    """``(hidden, layers, init)`` of ``street``'s network: the campaign's shape from scratch, or
+    with ``from_shipped`` the shipped network's shape and file to start from."""
+    if not spec.from_shipped:
+        return spec.hidden, spec.layers, None
+    path, entry = checked_file(SHIPPED[street])
+    net = entry.get("net") or {}
+    if "hidden" not in net or "layers" not in net:
+        raise ModelError(f"{path}: its manifest entry gives no network shape (net.hidden, net.layers)")
+    return int(net["hidden"]), int(net["layers"]), path
 
 
 def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: SituationEncoder, train_spec: TrainSpec) -> float | None:
@@ -217,7 +232,8 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         folders = [f for f in folders if f.exists() and shard_files(f)]
         table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
         encoder = SituationEncoder(table, float(sum(game.stack)))
-        tspec = TrainSpec(epochs=spec.max_epochs, hidden=spec.hidden, layers=spec.layers, schedule="cosine")
+        hidden, layers, init = stage_network(spec, street)
+        tspec = TrainSpec(epochs=spec.max_epochs, hidden=hidden, layers=layers, schedule="cosine")
         net_dir = out / street / "network"
         train_started = time.time()
         stats = train(
@@ -232,6 +248,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             encoder=encoder,
             extra_manifest=extra_manifest,
             deadline=max(stage_end, time.time() + 1.0),
+            init=init,
         )
         network = (net_dir / f"{street}.pt").resolve()  # the next stage's leaves, wherever it runs from
         shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)
@@ -252,6 +269,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             "leaves": next_net,
             "gpu_situations": sum(n for n, d in zip(made_by, devices) if d == "cuda") if "cuda" in devices else None,
             "worker_errors": errors,
+            "initialized_from": None if init is None else str(init),
         }
         state["spec"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}
         state_path.write_text(json.dumps(state, indent=1) + "\n")
@@ -295,6 +313,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         s = report["stages"].get(street)
         if s is None:
             continue
+        if s.get("initialized_from"):
+            lines.append(f"- {street}: fine-tuned from {s['initialized_from']}.")
         if s.get("gpu_situations") is not None:
             lines.append(f"- {street}: {s['gpu_situations']} of the {s['situations']} situations solved on the GPU.")
         lines += [f"- {street}: {error}" for error in s.get("worker_errors", [])]

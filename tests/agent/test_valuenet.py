@@ -1003,6 +1003,21 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert "--gpu-workers from 1 to --workers" in capsys.readouterr().err
 
 
+def test_campaign_from_shipped_starts_each_network_from_the_shipped_one() -> None:
+    """``--from-shipped``: each stage trains the shipped network's shape from its weights (the
+    manifest says which shape); without it, the campaign's own shape from scratch."""
+    from agent.nets.manifest import checked_file
+    from agent.training.campaign import SHIPPED, CampaignSpec, stage_network
+
+    fresh = CampaignSpec(budget_s=1, out=Path("."), hidden=64, layers=3)
+    assert stage_network(fresh, "turn") == (64, 3, None)
+    tuned = replace(fresh, from_shipped=True)
+    for street in ("river", "turn", "flop", "preflop-aux"):
+        path, entry = checked_file(SHIPPED[street])
+        assert stage_network(tuned, street) == (entry["net"]["hidden"], entry["net"]["layers"], path)
+    assert stage_network(tuned, "river")[:2] == (256, 4) and stage_network(tuned, "turn")[:2] == (500, 7)
+
+
 def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
     """Ctrl-C to the campaign's process group while its workers generate: one line, status 130,
     no worker left, and the shards written so far whole (the same command resumes from them)."""
