@@ -95,13 +95,10 @@ def parse_budget(text: str) -> float:
     return value
 
 
-def _generate_until(
-    spec: GenerateSpec, out: Path, deadline: float, on_shard: Callable[[int], None] | None = None
-) -> dict[str, float]:
+def _generate_until(spec: GenerateSpec, out: Path, deadline: float, on_shard: Callable[[int], None] | None = None) -> None:
     """One worker: shards of ``spec`` into ``out`` until ``deadline`` (``time.time()``), at least
     one; ``on_shard`` hears of each shard's situations (in-process runs: the progress bar)."""
     torch.set_num_threads(1)
-    started = time.time()
     done = len(shard_files(out))
     made = 0
     while made == 0 or time.time() < deadline:
@@ -110,7 +107,6 @@ def _generate_until(
         made += 1
         if on_shard is not None:
             on_shard(spec.shard_size)
-    return {"situations": made * spec.shard_size, "seconds": time.time() - started}
 
 
 def _situations(folders: list[Path], specs: list[GenerateSpec]) -> int:
@@ -194,19 +190,20 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         folders = [out / street / f"data-{k}" for k in range(spec.workers)]
         gen_started = time.time()
         devices = ["cuda" if spec.device == "cuda" and k < spec.gpu_workers else "cpu" for k in range(spec.workers)]
+        gpu_size = spec.gpu_shard_size[street]
+        by_device = {  # a GPU worker: one forest per (larger) shard
+            "cpu": replace(gspec, device="cpu"),
+            "cuda": replace(gspec, device="cuda", situations=gpu_size, shard_size=gpu_size, batch=None),
+        }
         worker_specs = [
             replace(
-                gspec,
+                by_device[dev],
                 seed=spec.seed * 1000 + k,
-                device=devices[k],
-                situations=spec.gpu_shard_size[street] if devices[k] == "cuda" else gspec.situations,
-                shard_size=spec.gpu_shard_size[street] if devices[k] == "cuda" else gspec.shard_size,
-                batch=None if devices[k] == "cuda" else gspec.batch,
-                net_precision=resolve_precision("auto", devices[k]) if next_net is not None else None,
+                net_precision=resolve_precision("auto", dev) if next_net is not None else None,
             )
-            for k in range(spec.workers)
+            for k, dev in enumerate(devices)
         ]
-        before = [len(shard_files(f)) if f.exists() else 0 for f in folders]
+        before = [len(shard_files(f)) for f in folders]
         errors: list[str] = []
         bar = tqdm(desc=f"generate {street}", unit=" situations", disable=not progress)
         if spec.workers == 1:  # no process to start: in this one, on one thread
@@ -225,7 +222,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         bar.close()
         gen_seconds = time.time() - gen_started
         # counted from the shards on disk: a worker that failed keeps what it wrote
-        made_by = [(len(shard_files(f)) - b) * ws.shard_size for f, b, ws in zip(folders, before, worker_specs)]
+        made_by = [_situations([f], [ws]) - b * ws.shard_size for f, b, ws in zip(folders, before, worker_specs)]
         situations = int(sum(made_by))
         if situations == 0:
             raise ValueError(f"campaign stage {street}: no worker made a situation: {'; '.join(errors)}")
