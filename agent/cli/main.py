@@ -37,6 +37,7 @@ from agent.training.datagen import (
     DataFolderError,
     GenerateSpec,
     alternating_updates,
+    check_harvest,
     generate,
     is_hand_level,
     load_next_net,
@@ -344,6 +345,15 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         "the zero-mass hands of the ranges a network meets at re-solving leaves (default 0)",
     )
     p.add_argument(
+        "--harvest-river",
+        type=int,
+        default=0,
+        metavar="K",
+        help="--street turn solved to the end: keep up to K of the river subgames inside each solve as river data "
+        "(their ranges and values in the solve), in OUT/river, a river data folder (default 0: none; costs the "
+        "average strategy's bookkeeping; docs/training.md, 'River data harvested from turn solves')",
+    )
+    p.add_argument(
         "--device",
         default="auto",
         choices=["auto", "cpu", "cuda"],
@@ -456,7 +466,13 @@ def _run_generate(args: argparse.Namespace) -> int:
         device=device,
         batch=batch,
         sparse=args.sparse,
+        harvest_river=args.harvest_river,
     )
+    try:
+        check_harvest(spec, game)
+    except ValueError as exc:
+        print(f"deepstack generate: error: --harvest-river: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.ray_address is not None:
             try:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agent.training.datagen import GenerateSpec, missing_shards, shard_path, start_output, timed_shard, write_atomic
+from agent.training.datagen import GenerateSpec, missing_shards, start_output, timed_shard, write_shard
 
 
 class ClusterError(RuntimeError):
@@ -95,7 +95,7 @@ def generate_on_ray(
                         f"shard {i} failed on the cluster (shards written so far are kept; "
                         f"run the same command again to resume): {exc}"
                     ) from exc
-                write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
+                write_shard(out, i, arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
                 made += count
                 bar.update(count)
                 bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")

@@ -37,6 +37,7 @@ from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solv
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device, solve_ranges
 from agent.solver.tree import FCPA, build_tree
+from agent.training import harvest
 from agent.training.aux_targets import ALL_FLOPS, FlopBuckets, aux_values
 from agent.training.rangegen import recursive_range, strength_order
 from native.equity import hand_equities
@@ -87,6 +88,9 @@ class GenerateSpec:
     #: dropped with probability 1/2, one kept): at re-solving leaves a range holds no mass on the
     #: hands the player folded or never plays that way, which R(S, p) never draws (models/README.md)
     sparse: float = 0.0
+    #: turn situations solved to the end: river subgames kept per situation as river data (a sample of
+    #: those both players reach, written to the folder's ``river/``: :mod:`agent.training.harvest`); 0: none
+    harvest_river: int = 0
 
     def solver_config(self, dtype: str) -> SolverConfig:
         return SolverConfig(
@@ -108,7 +112,14 @@ class GenerateSpec:
 #: at 500 (docs/training.md: HUNL turn training situations)
 GENERATE_DCFR = (GenerateSpec.dcfr_alpha, GenerateSpec.dcfr_beta, GenerateSpec.dcfr_gamma)
 #: what data recorded before the DCFR fields existed was solved with (DCFR's published choice)
-LEGACY_SPEC_FIELDS = {"dcfr_alpha": 1.5, "dcfr_beta": 0.0, "dcfr_gamma": 2.0, "sparse": 0.0, "alternating": True}
+LEGACY_SPEC_FIELDS = {
+    "dcfr_alpha": 1.5,
+    "dcfr_beta": 0.0,
+    "dcfr_gamma": 2.0,
+    "sparse": 0.0,
+    "alternating": True,
+    "harvest_river": 0,
+}
 
 
 #: ``--updates`` of the generation commands
@@ -393,8 +404,17 @@ def is_hand_level(game: Game) -> bool:
     return game.deck_size <= 12
 
 
+def check_harvest(spec: GenerateSpec, game: Game) -> None:
+    """Harvesting river subgames needs a hold'em turn solved to the end of the game."""
+    if spec.harvest_river < 0:
+        raise ValueError(f"harvest_river {spec.harvest_river}: river subgames to keep cannot be negative")
+    if spec.harvest_river > 0 and (is_hand_level(game) or spec.round != game.num_rounds - 2 or spec.next_net is not None):
+        raise ValueError("harvesting river subgames needs hold'em turn situations solved to the end (no river network)")
+
+
 def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
     game = load_game(spec.game)
+    check_harvest(spec, game)
     space = HandSpace(game)
     rng = np.random.default_rng([spec.seed, index])
     dtype = "float64" if is_hand_level(game) else "float32"
@@ -404,6 +424,11 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
         solved = solve_last_round_batch(space, spec.round, situations, config)
     elif spec.next_net is not None and spec.round == 0:
         solved = [_aux_situation(spec, sit, rng) for sit in situations]
+    elif spec.harvest_river > 0:
+        pick = np.random.default_rng([spec.seed, index, 1])  # the draws of the situations stay as they were
+        pairs = [solve_and_harvest(space, spec.round, sit, config, spec.harvest_river, pick) for sit in situations]
+        solved = [values for values, _ in pairs]
+        river = [rows for _, rows in pairs]
     else:
         leaf = (
             _next_street_leaf(spec.game, spec.next_net, spec.round, spec.net_precision or "float32")
@@ -427,7 +452,26 @@ def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.n
             }
         for key, value in item.items():
             rows.setdefault(key, []).append(value)
-    return {key: np.stack(values) for key, values in rows.items()}
+    arrays = {key: np.stack(values) for key, values in rows.items()}
+    if spec.harvest_river > 0:
+        for key in river[0]:
+            arrays[harvest.PREFIX + key] = np.concatenate([r[key] for r in river])
+        arrays[harvest.PREFIX + "source"] = np.repeat(np.arange(len(river), dtype=np.int32), [len(r["pots"]) for r in river])
+    return arrays
+
+
+def solve_and_harvest(
+    space: HandSpace, round_: int, sit: Situation, config: SolverConfig, keep: int, rng: np.random.Generator
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`solve_situation`'s values (solved to the end of the game) and up to ``keep`` of the
+    river subgames inside the solve as river data (:func:`agent.training.harvest.harvest_river`)."""
+    game = space.game
+    if both_all_in(game, sit):  # nothing is decided: no river subgame to keep
+        return solve_situation(space, round_, sit, config), harvest.empty_rows(game.total_board_cards, space.size)
+    ranges = sit.ranges * space.valid(sit.board)
+    ranges = ranges / ranges.sum(axis=1, keepdims=True)
+    sol = solve_ranges(_round_start(game, round_, sit), [ranges[0], ranges[1]], FCPA, config, space=space)
+    return sol.values_at(0) / sit.pot, harvest.harvest_river(sol, keep, rng)
 
 
 def load_next_net(path: str, street: str) -> tuple[torch.jit.ScriptModule, dict]:
@@ -504,6 +548,25 @@ def timed_shard(spec: GenerateSpec, index: int, count: int) -> tuple[dict[str, n
     start = time.perf_counter()
     arrays = generate_shard(spec, index, count)
     return arrays, time.perf_counter() - start
+
+
+def write_shard(out: Path, index: int, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    """Shard ``index`` of ``out``; rows harvested from it go to the same shard of ``out/river``
+    first, so a shard that exists has its harvest beside it (a killed run redoes both)."""
+    own, river = harvest.split(arrays)
+    if river is not None:
+        folder = out / harvest.FOLDER
+        folder.mkdir(exist_ok=True)
+        write_atomic(shard_path(folder, index), river, {**_harvest_meta(meta), "shard": index})
+    write_atomic(shard_path(out, index), own, meta)
+
+
+def _harvest_meta(meta: dict) -> dict:
+    """What a harvested river folder records: river data (round 3 of the game), harvested from the turn
+    data described by ``meta``. No seed of its own: the exact river data of any seed pools with it."""
+    spec = meta["spec"]
+    river_spec = {"game": spec["game"], "round": spec["round"] + 1, "harvested_from": spec}
+    return {"spec": river_spec, **{k: meta[k] for k in ("code_version", "command") if k in meta}}
 
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -604,6 +667,9 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     kept = {k: recorded[k] for k in ("command", "code_version", "note") if k in recorded}
     record = {**meta_base, **kept, "runs": [r for r in earlier if r] + [run]}
     (out / "generate.json").write_text(json.dumps(record, indent=1))
+    if spec.harvest_river > 0:
+        (out / harvest.FOLDER).mkdir(exist_ok=True)
+        (out / harvest.FOLDER / "generate.json").write_text(json.dumps(_harvest_meta(record), indent=1))
     return meta_base
 
 
@@ -633,7 +699,7 @@ def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str 
     made = 0
     for i, count in todo:
         arrays, seconds = timed_shard(spec, i, count)
-        write_atomic(shard_path(out, i), arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
+        write_shard(out, i, arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
         made += count
         bar.update(count)
         bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")
