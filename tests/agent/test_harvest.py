@@ -1,0 +1,88 @@
+"""River data harvested from turn solves to the end (`deepstack generate --street turn --harvest-river K`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent.cli.main import main
+from agent.solver.handspace import HandSpace
+from agent.training import harvest
+from agent.training.datagen import GenerateSpec, Situation, draw_situation, load_shards, solve_and_harvest, solve_situation
+from agent.training.train import check_poolable
+from protocol.gamedef import load_game
+
+
+@pytest.fixture(scope="module")
+def space() -> HandSpace:
+    return HandSpace(load_game("hunl"))
+
+
+def _deep_pot_turn(space: HandSpace) -> Situation:
+    """A turn situation with a pot bet left behind: a small tree, solved in a fraction of a second."""
+    sit = draw_situation(space, 2, np.random.default_rng(7))
+    return Situation(sit.board, 36_000, sit.ranges)
+
+
+def test_harvested_rows_are_the_river_subgames_of_the_solve(space: HandSpace) -> None:
+    sit = _deep_pot_turn(space)
+    config = GenerateSpec(game="hunl", round=2, situations=1).solver_config("float32")
+    config = type(config)(**{**config.__dict__, "iterations": 200})
+    values, rows = solve_and_harvest(space, 2, sit, config, 1000, np.random.default_rng(0))
+    # the turn's own targets are those of the solve without harvesting
+    assert np.allclose(values, solve_situation(space, 2, sit, config), atol=1e-6)
+    n = len(rows["pots"])
+    assert n >= 44  # at least the check-check line below every river card
+    assert all(len(rows[key]) == n for key in ("boards", "ranges", "values", "reach"))
+    assert (rows["reach"] >= harvest.MIN_REACH).all()
+    for board, pot, ranges, vals in zip(rows["boards"], rows["pots"], rows["ranges"], rows["values"]):
+        assert tuple(board[:4]) == sit.board and board[4] not in sit.board
+        assert pot >= sit.pot
+        valid = space.valid(tuple(int(c) for c in board))
+        assert np.allclose(ranges.sum(axis=1), 1.0, atol=1e-5) and not ranges[:, ~valid].any()
+        # fractions of the pot against the normalised opposing range: the river subgame is zero-sum
+        assert abs(float((ranges[0] * vals[0]).sum() + (ranges[1] * vals[1]).sum())) < 1e-4
+    # the best-reached subgame is close to the same subgame solved alone with its ranges
+    i = int(np.argmax(rows["reach"].min(axis=1)))
+    alone = solve_situation(
+        space, 3, Situation(tuple(int(c) for c in rows["boards"][i]), int(rows["pots"][i]), rows["ranges"][i]), config
+    )
+    r = rows["ranges"][i]
+    error = (np.abs(rows["values"][i] - alone) * r).sum(axis=1)
+    assert error.max() < 0.02, error
+    # a sample: at most K, and all of them from the rows above
+    _, few = solve_and_harvest(space, 2, sit, config, 3, np.random.default_rng(1))
+    assert len(few["pots"]) == 3
+    assert all(any(np.array_equal(b, c) for c in rows["boards"]) for b in few["boards"])
+
+
+def test_generate_turn_harvest_writes_a_river_folder_that_pools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    turn, river = tmp_path / "turn", tmp_path / "river"
+    argv = ["generate", "--game", "hunl", "--street", "turn", "--situations", "2", "--shard-size", "1"]
+    assert main(argv + ["--iterations", "20", "--harvest-river", "5", "--out", str(turn)]) == 0
+    argv = ["generate", "--game", "hunl", "--street", "river", "--situations", "2", "--shard-size", "2"]
+    assert main(argv + ["--iterations", "20", "--out", str(river)]) == 0
+    capsys.readouterr()
+    turn_shards = list(load_shards(turn))
+    assert len(turn_shards) == 2 and all(set(s) == {"boards", "pots", "ranges", "values"} for s in turn_shards)
+    harvested = list(load_shards(turn / harvest.FOLDER))
+    assert len(harvested) == 2
+    assert sum(len(shard["pots"]) for shard in harvested) > 0  # a both-all-in draw has no river subgame
+    for shard, own in zip(harvested, turn_shards):
+        assert len(shard["pots"]) <= 5 and (shard["boards"] >= 0).all()
+        assert (shard["boards"][:, :4] == own["boards"][0, :4]).all()
+        assert (shard["source"] == 0).all()
+    record = json.loads((turn / harvest.FOLDER / "generate.json").read_text())
+    assert record["spec"]["round"] == 3 and "seed" not in record["spec"]
+    assert record["spec"]["harvested_from"]["harvest_river"] == 5
+    check_poolable([river, turn / harvest.FOLDER])  # exact and harvested river data train one network
+
+
+def test_harvest_needs_turn_solved_to_the_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["generate", "--game", "hunl", "--street", "river", "--situations", "2", "--harvest-river", "4"]
+    assert main(argv + ["--out", str(tmp_path / "x")]) == 2
+    assert "--harvest-river" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
