@@ -565,7 +565,7 @@ def _harvest_meta(meta: dict) -> dict:
     """What a harvested river folder records: river data (round 3 of the game), harvested from the turn
     data described by ``meta``. No seed of its own: the exact river data of any seed pools with it."""
     spec = meta["spec"]
-    river_spec = {"game": spec["game"], "round": spec["round"] + 1, "harvested_from": spec}
+    river_spec = {"game": spec["game"], "round": spec["round"] + 1, "harvested_from": spec, "min_reach": harvest.MIN_REACH}
     return {"spec": river_spec, **{k: meta[k] for k in ("code_version", "command") if k in meta}}
 
 

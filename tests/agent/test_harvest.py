@@ -10,10 +10,13 @@ import pytest
 
 from agent.cli.main import main
 from agent.solver.handspace import HandSpace
+from agent.solver.resolve import solve_ranges
+from agent.solver.tree import FCPA
 from agent.training import harvest
 from agent.training.datagen import GenerateSpec, Situation, draw_situation, load_shards, solve_and_harvest, solve_situation
 from agent.training.train import check_poolable
 from protocol.gamedef import load_game
+from protocol.state import HandState
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +34,18 @@ def test_harvested_rows_are_the_river_subgames_of_the_solve(space: HandSpace) ->
     sit = _deep_pot_turn(space)
     config = GenerateSpec(game="hunl", round=2, situations=1).solver_config("float32")
     config = type(config)(**{**config.__dict__, "iterations": 200})
-    values, rows = solve_and_harvest(space, 2, sit, config, 1000, np.random.default_rng(0))
+    values, kept = solve_and_harvest(space, 2, sit, config, 1000, np.random.default_rng(0))
     # the turn's own targets are those of the solve without harvesting
     assert np.allclose(values, solve_situation(space, 2, sit, config), atol=1e-6)
+    assert (kept["reach"] >= harvest.MIN_REACH).all()
+    ranges = sit.ranges * space.valid(sit.board)
+    ranges = ranges / ranges.sum(axis=1, keepdims=True)
+    sol = solve_ranges(HandState.at_round_start(space.game, 2, (sit.pot // 2,) * 2, sit.board), list(ranges), FCPA, config)
+    rows = harvest.harvest_river(sol, 1000, np.random.default_rng(0), min_reach=1e-3)
     n = len(rows["pots"])
     assert n >= 44  # at least the check-check line below every river card
     assert all(len(rows[key]) == n for key in ("boards", "ranges", "values", "reach"))
-    assert (rows["reach"] >= harvest.MIN_REACH).all()
+    assert len(kept["pots"]) == int((rows["reach"] >= harvest.MIN_REACH).all(axis=1).sum())
     for board, pot, ranges, vals in zip(rows["boards"], rows["pots"], rows["ranges"], rows["values"]):
         assert tuple(board[:4]) == sit.board and board[4] not in sit.board
         assert pot >= sit.pot
@@ -54,7 +62,7 @@ def test_harvested_rows_are_the_river_subgames_of_the_solve(space: HandSpace) ->
     error = (np.abs(rows["values"][i] - alone) * r).sum(axis=1)
     assert error.max() < 0.02, error
     # a sample: at most K, and all of them from the rows above
-    _, few = solve_and_harvest(space, 2, sit, config, 3, np.random.default_rng(1))
+    few = harvest.harvest_river(sol, 3, np.random.default_rng(1), min_reach=1e-3)
     assert len(few["pots"]) == 3
     assert all(any(np.array_equal(b, c) for c in rows["boards"]) for b in few["boards"])
 
@@ -77,7 +85,7 @@ def test_generate_turn_harvest_writes_a_river_folder_that_pools(tmp_path: Path, 
         assert (shard["source"] == 0).all()
     record = json.loads((turn / harvest.FOLDER / "generate.json").read_text())
     assert record["spec"]["round"] == 3 and "seed" not in record["spec"]
-    assert record["spec"]["harvested_from"]["harvest_river"] == 5
+    assert record["spec"]["harvested_from"]["harvest_river"] == 5 and record["spec"]["min_reach"] == harvest.MIN_REACH
     check_poolable([river, turn / harvest.FOLDER])  # exact and harvested river data train one network
 
 
