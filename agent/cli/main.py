@@ -350,8 +350,9 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         default=0,
         metavar="K",
         help="--street turn solved to the end: keep up to K of the river subgames inside each solve as river data "
-        "(their ranges and values in the solve), in OUT/river, a river data folder (default 0: none; costs the "
-        "average strategy's bookkeeping; docs/training.md, 'River data harvested from turn solves')",
+        "(their ranges and values in the solve, where both players bring at least 0.1 of their range), in OUT/river, a "
+        "river data folder; solved one situation per call, ~19%% slower (default 0: none; docs/training.md, 'River "
+        "data harvested from turn solves')",
     )
     p.add_argument(
         "--device",
