@@ -569,6 +569,23 @@ def _harvest_meta(meta: dict) -> dict:
     return {"spec": river_spec, **{k: meta[k] for k in ("code_version", "command") if k in meta}}
 
 
+def _start_harvest(folder: Path, meta: dict) -> None:
+    """Record what the harvested folder holds; refuse to add rows kept by another threshold."""
+    record = folder / "generate.json"
+    if record.exists() and shard_files(folder):
+        try:
+            old = json.loads(record.read_text()).get("spec", {}).get("min_reach")
+        except (OSError, json.JSONDecodeError, AttributeError) as exc:
+            raise DataFolderError(f"{record}: unreadable ({exc})") from exc
+        if old != harvest.MIN_REACH:
+            raise DataFolderError(
+                f"{folder} holds river rows kept at a reach of at least {old}, this code keeps {harvest.MIN_REACH}: "
+                "resuming would mix them; give another --out"
+            )
+    folder.mkdir(exist_ok=True)
+    record.write_text(json.dumps(meta, indent=1))
+
+
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     """Written under a hidden name, then renamed: a run killed mid-write leaves no shard."""
     tmp = path.with_name(f".{path.name}")  # ends in .npz, so savez keeps the name as it is
@@ -668,8 +685,7 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     record = {**meta_base, **kept, "runs": [r for r in earlier if r] + [run]}
     (out / "generate.json").write_text(json.dumps(record, indent=1))
     if spec.harvest_river > 0:
-        (out / harvest.FOLDER).mkdir(exist_ok=True)
-        (out / harvest.FOLDER / "generate.json").write_text(json.dumps(_harvest_meta(record), indent=1))
+        _start_harvest(out / harvest.FOLDER, _harvest_meta(record))
     return meta_base
 
 

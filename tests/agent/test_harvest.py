@@ -94,3 +94,18 @@ def test_harvest_needs_turn_solved_to_the_end(tmp_path: Path, capsys: pytest.Cap
     assert main(argv + ["--out", str(tmp_path / "x")]) == 2
     assert "--harvest-river" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_harvest_kept_at_another_threshold_is_not_resumed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "turn"
+    argv = ["generate", "--game", "hunl", "--street", "turn", "--shard-size", "1", "--iterations", "10"]
+    argv += ["--harvest-river", "2", "--out", str(out)]
+    assert main([*argv, "--situations", "1"]) == 0
+    record = out / harvest.FOLDER / "generate.json"
+    meta = json.loads(record.read_text())
+    meta["spec"]["min_reach"] = 0.001  # as the first version kept them
+    record.write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert main([*argv, "--situations", "2"]) == 2
+    assert "0.001" in capsys.readouterr().err
+    assert len(list(out.glob("shard-*.npz"))) == 1  # nothing added
