@@ -48,13 +48,15 @@ def harvest_river(sol: Solution, keep: int, rng: np.random.Generator, min_reach:
     la, solver = sol.lookahead, sol.solver
     values = solver.evaluate(sol.result.root_reach, sol.result.average_strategy)
     reach = solver.reach
-    rows = [r for r in river_roots(sol) if bool((reach[:, r].sum(dim=1) >= min_reach).all())]
+    roots = river_roots(sol)
+    masses = {r: reach[:, r].sum(dim=1) for r in roots}
+    rows = [r for r in roots if bool((masses[r] >= min_reach).all())]
     if len(rows) > keep:
         rows = sorted(rng.choice(rows, keep, replace=False).tolist())
     n_board = la.space.game.total_board_cards
     out: dict[str, list[np.ndarray]] = {"boards": [], "pots": [], "ranges": [], "values": [], "reach": []}
     for r in rows:
-        mass = reach[:, r].sum(dim=1)
+        mass = masses[r]
         ranges = sol.to_space(reach[:, r] / mass.unsqueeze(1))
         pot = la.nodes[r].pot
         # counterfactual values are linear in the opponent's reach: divide by its mass
