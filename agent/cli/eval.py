@@ -32,6 +32,7 @@ from agent.solver.handspace import HandSpace
 from agent.solver.ranges import grid
 from agent.solver.tree import FCPA
 from agent.training.heldout import score_networks
+from agent.training.promote import record_check
 from protocol.dealer_log import dealer_logs, one_game, parse_state_line
 from protocol.gamedef import GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
@@ -220,6 +221,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--data", nargs="+", required=True, help="folders of 'deepstack generate' shards (the test situations)")
     q.add_argument("--game", default="hunl", help="the game of the data (default hunl)")
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    q.add_argument(
+        "--record",
+        action="store_true",
+        help="also add the first network's score (and the others' differences from it) to its manifest entry under "
+        "'checks', with the test folders' commands and the network that made their targets: how a kept network shows "
+        "it fits a regenerated street below it (default: print only)",
+    )
     q.set_defaults(func=run_nets_cli)
     q = evsub.add_parser(
         "plot",
@@ -338,6 +346,8 @@ def run_nets_cli(args: argparse.Namespace) -> int:
     try:
         game = load_game(args.game)
         scores = score_networks(args.nets, [Path(d) for d in args.data], float(sum(game.stack)))
+        if args.record:
+            record_check(scores, [Path(d) for d in args.data])
     except (GameDefError, ModelError, ValueError, FileNotFoundError) as exc:
         print(f"deepstack eval nets: error: {exc}", file=sys.stderr)
         return 2

@@ -31,7 +31,7 @@ class MeanOfNets(nn.Module):
 
 
 #: manifest fields that must agree between members (a network's interface)
-_INTERFACE = ("net", "canonical_suits", "street", "buckets_file")
+_INTERFACE = ("net", "canonical_suits", "street", "buckets_file", "river_buckets")
 
 
 def build_ensemble(members: list[str | Path], out: Path, name: str, command: str | None = None) -> Path:

@@ -13,12 +13,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent.nets.manifest import MODELS_DIR, ModelError, load_value_net, read_manifest, sha256_of
-from agent.training.heldout import score_networks
+from agent.nets.manifest import (
+    MODELS_DIR,
+    ModelError,
+    checked_file,
+    load_value_net,
+    manifest_path_for,
+    read_manifest,
+    sha256_of,
+)
+from agent.training.heldout import HeldOutScore, score_networks
 
 #: files that travel with a network: its TorchScript file, training history and loss curve
 COMPANIONS = (".pt", ".history.json", ".loss.png")
@@ -44,10 +53,13 @@ class Promotion:
 
 
 def _trained_seeds(entry: dict) -> set[int]:
-    """Seeds of the generation folders a network's manifest entry says it trained on."""
+    """Seeds of the generation folders a network's manifest entry says it trained on (an averaged
+    network's: every member's; a fine-tuned one's: also its starting network's)."""
     data = entry.get("data") or {}
     folders = data.get("folders", [data])
-    return {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
+    seeds = {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
+    earlier = [*entry.get("members", []), *([entry["initialized_from"]] if entry.get("initialized_from") else [])]
+    return seeds.union(*(_trained_seeds(e) for e in earlier))
 
 
 def _test_records(test_dirs: Sequence[Path]) -> list[dict]:
@@ -132,12 +144,14 @@ def promote(
         "difference_per_situation": [diff, half],
         "replaced_sha256": shipped["sha256"],
     }
-    moves = []
+    moves, stale = [], []
     for suffix in COMPANIONS:
         src = candidate.with_name(candidate.name.removesuffix(".pt") + suffix)
+        dst = target.with_name(target.name.removesuffix(".pt") + suffix)
         if src.exists():
-            dst = target.with_name(target.name.removesuffix(".pt") + suffix)
             moves.append((_atomic_copy(src, dst), dst))
+        elif dst.exists():
+            stale.append(dst)  # the replaced network's loss curve would pass for the new one's
     if sha256_of(moves[0][0]) != new["sha256"]:
         raise ModelError(f"{candidate}: changed while it was copied")
     data = read_manifest(manifest)
@@ -147,4 +161,45 @@ def promote(
     for tmp, dst in moves:
         os.replace(tmp, dst)
     os.replace(tmp_manifest, manifest)
+    for path in stale:
+        path.unlink()
     return replace(result, written=True)
+
+
+def record_check(scores: Sequence[HeldOutScore], test_dirs: Sequence[Path]) -> dict:
+    """Add the first network's score on ``test_dirs`` (and the others' against it) to that
+    network's manifest entry, under ``checks``; returns the record.
+
+    How a network that is kept shows that it still fits its street's targets after the network
+    below it changed (the test folders name the network that made their targets): the chain of
+    networks stays checked without retraining one that a candidate could not beat."""
+    first = scores[0]
+    path, entry = checked_file(first.path)
+    records = _test_records(test_dirs)
+    _check_held_out(test_dirs, records, {str(path): entry})
+    record = {
+        "date": time.strftime("%Y-%m-%d"),
+        "folders": [str(d) for d in test_dirs],
+        "commands": [r.get("command") for r in records],
+        "next_net_sha256": sorted({r["next_net_sha256"] for r in records if r.get("next_net_sha256")}),
+        "situations": len(first.per_situation),
+        "huber": first.loss,
+        "against": [
+            {
+                "net": s.path,
+                "sha256": sha256_of(Path(s.path)),
+                "huber": s.loss,
+                "difference_per_situation": list(s.paired_difference(first)),
+            }
+            for s in scores[1:]
+            if s.abstraction == first.abstraction and len(s.per_situation) == len(first.per_situation)
+        ],
+    }
+    manifest = manifest_path_for(path)
+    data = read_manifest(manifest)
+    name = next(n for n, e in data["models"].items() if (manifest.parent / e["path"]).resolve() == path.resolve())
+    data["models"][name].setdefault("checks", []).append(record)
+    tmp = manifest.with_name(f".{manifest.name}.check")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, manifest)
+    return record

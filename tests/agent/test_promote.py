@@ -94,3 +94,39 @@ def test_an_unreadable_test_record_is_named(river: Path, capsys: pytest.CaptureF
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"deepstack promote: error: {broken / 'generate.json'}: unreadable") and len(err.splitlines()) == 1
+
+
+def test_an_averaged_network_takes_the_place_without_the_replaced_curves(river: Path) -> None:
+    """An ensemble has no loss curve of its own: the replaced network's must not stay beside it."""
+    ens = river / "ens" / "ens.pt"
+    assert (
+        main(["ensemble", "--out", str(ens), "--name", "ens", str(river / "good" / "good.pt"), str(river / "bad" / "bad.pt")])
+        == 0
+    )
+    models = river / "models"
+    assert (models / "river-x.loss.png").exists() and (models / "river-x.history.json").exists()
+    assert _promote(river, "ens/ens.pt", "--test", str(river / "test"), "--force") == 0
+    assert sha256_of(models / "river-x.pt") == sha256_of(ens)
+    assert not (models / "river-x.loss.png").exists() and not (models / "river-x.history.json").exists()
+    _, entry = checked_file(models / "river-x.pt")
+    assert [m["sha256"] for m in entry["members"]] == [sha256_of(river / n / f"{n}.pt") for n in ("good", "bad")]
+
+
+def test_a_kept_network_records_its_score_on_new_targets(river: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``deepstack eval nets --record``: the first network's score, and the others' against it, go into
+    its manifest entry with the test folders' provenance; data it trained on is refused."""
+    shipped = river / "models" / "river-x.pt"
+    argv = ["eval", "nets", str(shipped), str(river / "bad" / "bad.pt"), "--record", "--data"]
+    assert main(argv + [str(river / "test")]) == 0
+    _, entry = checked_file(shipped)  # the file still matches the rewritten manifest
+    (check,) = entry["checks"]
+    record = json.loads((river / "test" / "generate.json").read_text())
+    assert check["folders"] == [str(river / "test")] and check["commands"] == [record["command"]]
+    assert check["situations"] == 24 and 0 < check["huber"] < 1 and check["next_net_sha256"] == []
+    (other,) = check["against"]
+    assert other["sha256"] == sha256_of(river / "bad" / "bad.pt") and other["huber"] > check["huber"]
+    capsys.readouterr()
+    assert main(argv + [str(river / "train")]) == 2
+    assert "drawn with seed 1" in capsys.readouterr().err
+    _, entry = checked_file(shipped)
+    assert len(entry["checks"]) == 1

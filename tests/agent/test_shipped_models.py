@@ -32,11 +32,17 @@ def test_every_listed_file_is_there_with_its_sha256(name: str) -> None:
 @pytest.mark.parametrize("name", HOLDEM_NETS)
 def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
     entry = MANIFEST[name]
-    assert entry["street"] == name
-    assert entry["training_situations"] > 0 and entry["validation_situations"] > 0
-    assert 0 < entry["validation_loss"] < 1 and entry["command"]
-    # the generating command of each data folder (one, or several pooled)
-    assert all(src.get("command") for src in entry["data"].get("folders", [entry["data"]]))
+    assert entry["street"] == name and entry["command"]
+    # an averaged network (``deepstack ensemble``) carries each member's training record, and the
+    # held-out test that promoted it, instead of one of its own
+    trained = entry.get("members", [entry])
+    if "members" in entry:
+        assert len(trained) >= 2 and entry["test"]["difference_per_situation"][0] < 0
+    for record in trained:
+        assert record["training_situations"] > 0 and 0 < record["validation_loss"] < 1 and record["command"]
+        # the generating command of each data folder (one, or several pooled)
+        assert all(src.get("command") for src in record["data"].get("folders", [record["data"]]))
+    assert entry["training_situations"] > 0
     net, _ = load_value_net(MODELS_DIR / entry["path"])
     k = entry["net"]["buckets"]
     x = torch.rand(4, 1 + 2 * k)
@@ -52,12 +58,17 @@ def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
 
 def test_flop_and_aux_networks_record_the_network_that_made_their_targets() -> None:
     """The chain is consistent: each network's data (every pooled folder) was made with the shipped
-    network of the street after it, so retraining one means regenerating the ones above it."""
+    network of the street after it, or the network was scored on held-out targets made with it
+    (``deepstack eval nets --record``, when a network retrained on them did not beat it), so
+    retraining one means regenerating or re-checking the ones above it."""
     for name, below in (("flop", "turn"), ("preflop-aux", "flop")):
-        data = MANIFEST[name]["data"]
+        entry, made_by = MANIFEST[name], MANIFEST[below]["sha256"]
+        if any(check["next_net_sha256"] == [made_by] for check in entry.get("checks", [])):
+            continue
+        data = entry["data"]
         for src in data.get("folders", [data]):
             assert src["spec"]["next_net"].endswith(f"{below}.pt"), (name, src["folder"] if "folder" in src else src)
-            assert src["next_net_sha256"] == MANIFEST[below]["sha256"], name
+            assert src["next_net_sha256"] == made_by, name
 
 
 def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Game) -> None:
