@@ -2,7 +2,8 @@
 # One GPU window, used whole: the CUDA tests, then `deepstack campaign` on the GPU and every CPU
 # core beside it, then its networks, report and the first GPU worker's first turn shard under
 # $OUT (the device tool brings back at most 8 files). Install as scripts/gpu-check.sh does:
-# missing wheels come along in .whl/.
+# missing wheels come along in .whl/. The repository is larger than the 64 MiB a device call
+# sends: `bash scripts/gpu-tree.sh aside` before the call, `bash scripts/gpu-tree.sh back` after.
 #
 #   OUT=/tmp/gpu-campaign BUDGET=360 bash scripts/gpu-campaign.sh
 #   TEST_LIMIT=75 CAMPAIGN_LIMIT=470 SEED=11 ...   # the phases' hard limits (s), the campaign's seed
@@ -52,12 +53,15 @@ timeout --kill-after=10 "${CAMPAIGN_LIMIT:-470}" $PY -m agent.cli.main campaign 
 say "campaign: exit $? in $((SECONDS - start)) s"
 [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 
-# networks, manifests, curves, report, state; each data folder's generate.json; the first GPU
-# worker's first turn shard (its targets checked against CPU solves of the same situations)
+# What comes back is at most 8 files of 16 MiB each: every network as its own file (a network of
+# the shipped shape is 1.6-14 MiB, too large to share one), and one tarball with the rest: manifests,
+# curves, report, state, each data folder's generate.json, the first GPU worker's first turn shard
+# (its targets checked against CPU solves of the same situations) and the logs.
 ( cd "$RUN" && find . \( -path '*/network/*' -o -name 'report.*' -o -name campaign.json -o -name generate.json \) \
-      -type f ! -name '*.ckpt' ! -name '*.pt.tmp' >/tmp/keep.txt
-  first=$(ls turn/data-0/*.npz 2>/dev/null | head -1)
-  [ -n "$first" ] && cp "$first" "$OUT/turn-data-0-first-shard.npz"
-  tar czf "$OUT/campaign.tar.gz" -T /tmp/keep.txt )
-say "packed $(du -h "$OUT/campaign.tar.gz" | cut -f1): $(wc -l </tmp/keep.txt) files"
+      -type f ! -name '*.ckpt' ! -name '*.pt.tmp' ! -name '*.pt' >/tmp/keep.txt
+  ls turn/data-0/*.npz 2>/dev/null | head -1 >>/tmp/keep.txt
+  for net in */network/*.pt; do [ -f "$net" ] && cp "$net" "$OUT/"; done
+  logs=$(cd "$OUT" && ls -- *.log *.csv nvidia-smi.txt 2>/dev/null)
+  tar czf "$OUT/campaign.tar.gz" -T /tmp/keep.txt -C "$OUT" $logs && (cd "$OUT" && rm -f -- $logs) )
+say "packed $(du -h "$OUT/campaign.tar.gz" | cut -f1) ($(wc -l </tmp/keep.txt) files and the logs); networks: $(cd "$OUT" && ls -- *.pt 2>/dev/null | tr '\n' ' ')"
 tail -c 12000 "$RUN/report.md" 2>/dev/null

@@ -267,6 +267,8 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             "gpu_situations": sum(n for n, d in zip(made_by, devices) if d == "cuda") if "cuda" in devices else None,
             "worker_errors": errors,
             "initialized_from": None if init is None else str(init),
+            # an averaged shipped network starts the run from one member (agent/training/train.py)
+            "initialized_from_member": (checked_file(network)[1].get("initialized_from") or {}).get("member"),
         }
         state["spec"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}
         state_path.write_text(json.dumps(state, indent=1) + "\n")
@@ -311,7 +313,13 @@ def report_markdown(report: dict[str, Any]) -> str:
         if s is None:
             continue
         if s.get("initialized_from"):
-            lines.append(f"- {street}: fine-tuned from {s['initialized_from']}.")
+            member = s.get("initialized_from_member")
+            of = (
+                ""
+                if member is None
+                else f" (member {member} of that averaged network: the mean of networks has no weights of one)"
+            )
+            lines.append(f"- {street}: fine-tuned from {s['initialized_from']}{of}.")
         if s.get("gpu_situations") is not None:
             lines.append(f"- {street}: {s['gpu_situations']} of the {s['situations']} situations solved on the GPU.")
         lines += [f"- {street}: {error}" for error in s.get("worker_errors", [])]

@@ -227,13 +227,25 @@ def validation_split(n: int, spec: TrainSpec, rng: np.random.Generator | None = 
 
 def initialize_from(net: ValueNet, net_spec: NetSpec, path: Path) -> dict:
     """Copy the weights of the network at ``path`` into ``net``; what the manifest records of it.
-    Refused, naming the file, when its shape is not ``net_spec``'s."""
+    Refused, naming the file, when its shape is not ``net_spec``'s. An averaged network
+    (``deepstack ensemble``) has no weights of one network: its first member's are taken (the
+    mean of several networks' weights is no network), and the record names that member."""
     scripted, entry = load_value_net(path)
     if entry.get("net") != net_spec.to_dict():
         raise ValueError(f"{path}: --init network is {entry.get('net')}, this run trains {net_spec.to_dict()}")
-    net.load_state_dict(scripted.state_dict())
+    state = scripted.state_dict()
+    record: dict = {"path": str(path)}
+    if entry.get("members"):
+        prefix = "members.0."
+        state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+        record["member"] = 0
+        entry = entry["members"][0]
+    try:
+        net.load_state_dict(state)
+    except RuntimeError as exc:
+        raise ValueError(f"{path}: its weights do not fit a {net_spec.to_dict()} network: {exc}") from None
     keep = ("sha256", "validation_loss", "training_situations", "command", "data", "initialized_from")
-    return {"path": str(path), **{k: entry[k] for k in keep if k in entry}}
+    return {**record, **{k: entry[k] for k in keep if k in entry}}
 
 
 def train(

@@ -371,6 +371,15 @@ def test_training_starts_from_another_networks_weights(tmp_path: Path, leduc: Ga
     assert fresh["validation_loss"] != pytest.approx(first["validation_loss"], rel=1e-3)
     with pytest.raises(ValueError, match="tiny.pt"):
         train(data, tmp_path / "d", spec=replace(frozen, hidden=8), model_name="tiny", init=tmp_path / "a" / "tiny.pt", **kw)
+    # an averaged network (the shipped turn network is one) starts a run from its first member
+    from agent.training.ensemble import build_ensemble
+
+    ens = build_ensemble([tmp_path / "a" / "tiny.pt", tmp_path / "c" / "tiny.pt"], tmp_path / "e" / "ens.pt", "ens")
+    from_mean = train(data, tmp_path / "f", spec=frozen, model_name="tiny", init=ens, **kw)
+    assert from_mean["validation_loss"] == pytest.approx(first["validation_loss"], rel=1e-6)
+    record = load_value_net(tmp_path / "f" / "tiny.pt")[1]["initialized_from"]
+    assert record["member"] == 0 and record["path"] == str(ens)
+    assert record["sha256"] == load_value_net(tmp_path / "a" / "tiny.pt")[1]["sha256"]
 
 
 def test_training_resumes_its_own_run_and_restarts_on_other_data(
