@@ -38,6 +38,7 @@ from agent.training.datagen import (
     GenerateSpec,
     alternating_updates,
     check_harvest,
+    check_labels,
     generate,
     is_hand_level,
     load_next_net,
@@ -319,6 +320,22 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="--street preflop-aux: flops averaged per situation (default all 22100; fewer: a seeded sample)",
     )
+    p.add_argument(
+        "--teacher",
+        default=None,
+        metavar="NET",
+        help="hold'em: label the situations with this network's values instead of solving them (data to distil "
+        "it into another network, e.g. the mean of several from 'deepstack ensemble'; its street is --street's; "
+        "default: none, solved)",
+    )
+    p.add_argument(
+        "--per-board",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --teacher: K situations per board drawn, each with its own ranges and pot (they share the "
+        "board's bucket lookup, most of a label's cost) (default 1)",
+    )
     p.add_argument("--situations", type=int, required=True, help="number of situations (more extend a folder)")
     p.add_argument("--shard-size", type=int, default=500, help="situations per shard (default 500)")
     p.add_argument("--iterations", type=int, default=1000, help="CFR iterations per situation (default 1000)")
@@ -388,7 +405,13 @@ def _run_generate(args: argparse.Namespace) -> int:
             return 2
 
         args.round = {"river": 3, "turn": 2, "flop": 1, "preflop-aux": 0}[args.street]
-        if args.street == "flop":
+        if args.teacher is not None:
+            if args.river_net or args.turn_net or args.flop_net:
+                print(
+                    "deepstack generate: error: --teacher labels situations, it solves nothing: no next network", file=sys.stderr
+                )
+                return 2
+        elif args.street == "flop":
             next_net = args.turn_net or HoldemModels().turn_net
         elif args.street == "preflop-aux":
             next_net = args.flop_net or HoldemModels().flop_net
@@ -468,11 +491,18 @@ def _run_generate(args: argparse.Namespace) -> int:
         batch=batch,
         sparse=args.sparse,
         harvest_river=args.harvest_river,
+        teacher=args.teacher,
+        per_board=args.per_board,
     )
     try:
         check_harvest(spec, game)
     except ValueError as exc:
         print(f"deepstack generate: error: --harvest-river: {exc}", file=sys.stderr)
+        return 2
+    try:
+        check_labels(spec, game)
+    except (ValueError, ModelError) as exc:
+        print(f"deepstack generate: error: --teacher / --per-board: {exc}", file=sys.stderr)
         return 2
     try:
         if args.ray_address is not None:

@@ -138,3 +138,16 @@ def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tupl
             f"{path}: gives outputs of shape {tuple(out.shape)}, the manifest says {2 * int(spec.get('buckets', 0))}"
         )
     return net, entry
+
+
+def trained_seeds(entry: dict) -> set[int]:
+    """Seeds of the generation folders a network's manifest entry says it learned from: its data's,
+    the seeds its teacher-labelled folders' teacher learned from, an averaged network's members'
+    and a fine-tuned one's starting network's (a test folder drawn with any of them is not held out)."""
+    data = entry.get("data") or {}
+    folders = data.get("folders", [data])
+    seeds = {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
+    for folder in folders:
+        seeds.update(int(s) for s in folder.get("teacher_seeds", []))
+    earlier = [*entry.get("members", []), *([entry["initialized_from"]] if entry.get("initialized_from") else [])]
+    return seeds.union(*(trained_seeds(e) for e in earlier))

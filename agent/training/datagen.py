@@ -29,7 +29,7 @@ from agent.leaves.checkdown import CheckdownEvaluator
 from agent.leaves.holdem import BucketNetLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
 from agent.nets.encoding import board_features, pot_scale
-from agent.nets.manifest import ModelError, checked_file, code_version, command_line, load_value_net
+from agent.nets.manifest import ModelError, checked_file, code_version, command_line, load_value_net, trained_seeds
 from agent.nets.valuenet import NetOnDevices
 from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.cfr import LeafValueFn, Variant, exploitability
@@ -40,6 +40,7 @@ from agent.solver.tree import FCPA, build_tree
 from agent.training import harvest
 from agent.training.aux_targets import ALL_FLOPS, FlopBuckets, aux_values
 from agent.training.rangegen import recursive_range, strength_order
+from agent.training.teacher import check_teacher, teacher_values
 from native.equity import hand_equities
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
@@ -91,6 +92,12 @@ class GenerateSpec:
     #: turn situations solved to the end: river subgames kept per situation as river data (a sample of
     #: those both players reach, written to the folder's ``river/``: :mod:`agent.training.harvest`); 0: none
     harvest_river: int = 0
+    #: hold'em: label the situations with this network's values instead of solving them (data to
+    #: distil the network from: :mod:`agent.training.teacher`); None: solved
+    teacher: str | None = None
+    #: situations drawn per board, each with its own ranges and pot (teacher-labelled data: the board's
+    #: bucket lookup, most of a label's cost, is shared); 1: a board each, as solved data is drawn
+    per_board: int = 1
 
     def solver_config(self, dtype: str) -> SolverConfig:
         return SolverConfig(
@@ -119,6 +126,8 @@ LEGACY_SPEC_FIELDS = {
     "sparse": 0.0,
     "alternating": True,
     "harvest_river": 0,
+    "teacher": None,
+    "per_board": 1,
 }
 
 
@@ -197,10 +206,15 @@ def both_all_in(game: Game, sit: Situation) -> bool:
     return all(sit.pot // 2 >= s for s in game.stack)
 
 
-def draw_situation(space: HandSpace, round_: int, rng: np.random.Generator, sparse: float = 0.0) -> Situation:
+def draw_situation(
+    space: HandSpace, round_: int, rng: np.random.Generator, sparse: float = 0.0, board: tuple[int, ...] | None = None
+) -> Situation:
+    """A situation at the start of ``round_``: R(S, p) ranges of both players and a pot, on a
+    random board (or on ``board``)."""
     game = space.game
     n_board = game.board_cards_through(round_)
-    board = tuple(int(c) for c in rng.choice(np.array(space.deck), n_board, replace=False))
+    if board is None:
+        board = tuple(int(c) for c in rng.choice(np.array(space.deck), n_board, replace=False))
     strength = space.strengths(board) if n_board == game.total_board_cards else _equity_strength(space, board)
     order = strength_order(strength, space.valid(board))
     ranges = np.stack([recursive_range(order, space.size, rng) for _ in range(2)])
@@ -412,15 +426,46 @@ def check_harvest(spec: GenerateSpec, game: Game) -> None:
         raise ValueError("harvesting river subgames needs hold'em turn situations solved to the end (no river network)")
 
 
+def check_labels(spec: GenerateSpec, game: Game) -> None:
+    """Teacher-labelled data: hold'em, the teacher's own street, nothing solved beside it; several
+    situations per board only for it (solved data keeps a board each)."""
+    if spec.per_board < 1:
+        raise ValueError(f"per_board {spec.per_board}: at least one situation per board")
+    if spec.teacher is None:
+        if spec.per_board > 1:
+            raise ValueError("several situations per board are for teacher-labelled data (solved data draws a board each)")
+        return
+    if is_hand_level(game) or spec.next_net is not None or spec.harvest_river > 0:
+        raise ValueError("a teacher labels hold'em situations instead of solving them: no next network, no harvest")
+    check_teacher(spec.teacher, spec.round, float(sum(game.stack)))
+
+
+def draw_situations(space: HandSpace, spec: GenerateSpec, rng: np.random.Generator, count: int) -> list[Situation]:
+    """``count`` situations of ``spec``, ``spec.per_board`` on each board drawn."""
+    situations: list[Situation] = []
+    for i in range(count):
+        board = None if i % spec.per_board == 0 else situations[-1].board
+        situations.append(draw_situation(space, spec.round, rng, spec.sparse, board))
+    return situations
+
+
 def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
     game = load_game(spec.game)
     check_harvest(spec, game)
+    check_labels(spec, game)
     space = HandSpace(game)
     rng = np.random.default_rng([spec.seed, index])
     dtype = "float64" if is_hand_level(game) else "float32"
     config = spec.solver_config(dtype)
-    situations = [draw_situation(space, spec.round, rng, spec.sparse) for _ in range(count)]
-    if is_hand_level(game) and spec.round == game.num_rounds - 1:
+    situations = draw_situations(space, spec, rng, count)
+    if spec.teacher is not None:
+        labelled = teacher_values(spec.teacher, space, situations)
+        # both all-in: the showdown decides, exactly and cheaply, as in solved data
+        solved = [
+            solve_situation(space, spec.round, sit, config) if both_all_in(game, sit) else v
+            for sit, v in zip(situations, labelled)
+        ]
+    elif is_hand_level(game) and spec.round == game.num_rounds - 1:
         solved = solve_last_round_batch(space, spec.round, situations, config)
     elif spec.next_net is not None and spec.round == 0:
         solved = [_aux_situation(spec, sit, rng) for sit in situations]
@@ -631,7 +676,19 @@ def spec_record(spec: GenerateSpec | dict) -> dict:
     return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in fields.items()}
 
 
-def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None) -> None:
+def _sha256_or_none(path: str | None) -> str | None:
+    """Which network made (or labelled) the targets: the path alone may later hold a retrained one."""
+    if path is None:
+        return None
+    try:
+        return checked_file(path)[1]["sha256"]
+    except ModelError:
+        return None  # the solves (or the labels) refuse it, with the reason
+
+
+def _check_same_data(
+    out: Path, recorded: dict, spec: GenerateSpec, next_net_sha256: str | None, teacher_sha256: str | None = None
+) -> None:
     new = spec_record(spec)
     recorded_spec = recorded.get("spec", {})
     # older records lack the DCFR fields, and the precision (their networks multiplied in float32)
@@ -643,6 +700,9 @@ def _check_same_data(out: Path, recorded: dict, spec: GenerateSpec, next_net_sha
     old_sha = recorded.get("next_net_sha256")
     if old_sha is not None and next_net_sha256 is not None and old_sha != next_net_sha256:
         differ.append(f"next network sha256 {old_sha[:12]}... -> {next_net_sha256[:12]}... (retrained)")
+    old_teacher = recorded.get("teacher_sha256")
+    if old_teacher is not None and teacher_sha256 is not None and old_teacher != teacher_sha256:
+        differ.append(f"teacher sha256 {old_teacher[:12]}... -> {teacher_sha256[:12]}... (retrained)")
     if differ:
         raise DataFolderError(
             f"{out} holds data generated with other settings ({'; '.join(differ)}); "
@@ -659,15 +719,10 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     ``runs``; the first run's command and code version stay its ``command`` and
     ``code_version`` (and a hand-written ``note`` is kept)."""
     recorded = _recorded_meta(out) if out.exists() else None
-    next_net_sha256 = None
-    if spec.next_net is not None:
-        # which network made the targets: the path alone may later hold a retrained one
-        try:
-            next_net_sha256 = checked_file(spec.next_net)[1]["sha256"]
-        except ModelError:
-            pass  # the solves refuse it below, with the reason
+    next_net_sha256 = _sha256_or_none(spec.next_net)
+    teacher_sha256 = _sha256_or_none(spec.teacher)
     if recorded is not None:
-        _check_same_data(out, recorded, spec, next_net_sha256)
+        _check_same_data(out, recorded, spec, next_net_sha256, teacher_sha256)
     out.mkdir(parents=True, exist_ok=True)
     run = {
         "command": command or command_line(),
@@ -678,6 +733,10 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     meta_base = {"spec": spec_record(spec), "code_version": run["code_version"], "command": run["command"]}
     if next_net_sha256 is not None:
         meta_base["next_net_sha256"] = next_net_sha256
+    if teacher_sha256 is not None:
+        meta_base["teacher_sha256"] = teacher_sha256
+        # what the teacher learned from, so that no test folder of those seeds passes as held out
+        meta_base["teacher_seeds"] = sorted(trained_seeds(checked_file(spec.teacher)[1]))
     recorded = recorded or {}
     # a record from before `runs` existed (or a shard's metadata) counts as one earlier run
     earlier = recorded.get("runs") or [{k: recorded[k] for k in ("command", "code_version") if k in recorded}]

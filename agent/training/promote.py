@@ -26,6 +26,7 @@ from agent.nets.manifest import (
     manifest_path_for,
     read_manifest,
     sha256_of,
+    trained_seeds,
 )
 from agent.training.heldout import HeldOutScore, score_networks
 
@@ -52,16 +53,6 @@ class Promotion:
     written: bool
 
 
-def _trained_seeds(entry: dict) -> set[int]:
-    """Seeds of the generation folders a network's manifest entry says it trained on (an averaged
-    network's: every member's; a fine-tuned one's: also its starting network's)."""
-    data = entry.get("data") or {}
-    folders = data.get("folders", [data])
-    seeds = {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
-    earlier = [*entry.get("members", []), *([entry["initialized_from"]] if entry.get("initialized_from") else [])]
-    return seeds.union(*(_trained_seeds(e) for e in earlier))
-
-
 def _test_records(test_dirs: Sequence[Path]) -> list[dict]:
     """Each test folder's ``generate.json`` (what drew it, and with which seed)."""
     records = []
@@ -82,7 +73,7 @@ def _check_held_out(test_dirs: Sequence[Path], records: list[dict], entries: dic
     for folder, record in zip(test_dirs, records):
         seed = record.get("spec", {}).get("seed")
         for who, entry in entries.items():
-            if seed in _trained_seeds(entry):
+            if seed in trained_seeds(entry):
                 raise ValueError(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
 
 

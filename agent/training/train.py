@@ -173,7 +173,20 @@ def data_provenance(data_dirs: Sequence[Path]) -> dict:
     for folder in data_dirs:
         meta = _generation_record(Path(folder))
         sources.append(
-            {key: meta[key] for key in ("command", "code_version", "spec", "next_net_sha256", "note", "runs") if key in meta}
+            {
+                key: meta[key]
+                for key in (
+                    "command",
+                    "code_version",
+                    "spec",
+                    "next_net_sha256",
+                    "teacher_sha256",
+                    "teacher_seeds",
+                    "note",
+                    "runs",
+                )
+                if key in meta
+            }
         )
     if len(sources) == 1:
         return {"data": sources[0]} if sources[0] else {}
