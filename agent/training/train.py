@@ -55,9 +55,12 @@ class TrainSpec:
 
 
 def load_dataset(
-    data_dir: Path, encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    data_dir: Path,
+    encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+    bar: tqdm | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Network rows of every shard: stored as they are, or made by ``encoder`` from situations."""
+    """Network rows of every shard: stored as they are, or made by ``encoder`` from situations
+    (``bar`` advanced by each shard's rows)."""
     xs, ys, ms = [], [], []
     for part in load_shards(data_dir):
         if "inputs" in part:
@@ -69,6 +72,8 @@ def load_dataset(
         xs.append(x)
         ys.append(y)
         ms.append(m)
+        if bar is not None:
+            bar.update(len(x))
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
 
 
@@ -124,6 +129,7 @@ def check_poolable(data_dirs: Sequence[Path]) -> None:
 def load_datasets(
     data_dirs: Sequence[Path],
     encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+    progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows of several generation folders (in the order given, which fixes the validation
     split), refusing folders that cannot be pooled and any situation two folders share.
@@ -137,12 +143,15 @@ def load_datasets(
     if len(folders) > 1:
         check_poolable(folders)
     parts = []
+    # hold'em rows are encoded (each board's buckets looked up) as they are read: minutes for 100,000s
+    bar = tqdm(desc="read rows", unit="row", disable=not progress)
     for folder in folders:
         try:
-            parts.append(load_dataset(folder, encoder))
+            parts.append(load_dataset(folder, encoder, bar))
         except (ValueError, IndexError, KeyError) as exc:
             message = str(exc)
             raise ValueError(message if message.startswith(str(folder)) else f"{folder}: {message}") from exc
+    bar.close()
     widths = {(p[0].shape[1], p[1].shape[1]) for p in parts}
     if len(widths) > 1:
         raise ValueError(f"{', '.join(map(str, folders))}: rows of different widths {sorted(widths)} (different games)")
@@ -291,7 +300,7 @@ def train(
     it learned from data that may no longer exist."""
     torch.manual_seed(spec.seed)
     data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
-    x, y, m = load_datasets(data_dirs, encoder)
+    x, y, m = load_datasets(data_dirs, encoder, progress)
     if canonical_space is not None:
         x, y, m = canonical_rows(x, y, m, canonical_space)
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
