@@ -248,6 +248,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             init=init,
         )
         network = (net_dir / f"{street}.pt").resolve()  # the next stage's leaves, wherever it runs from
+        entry = checked_file(network)[1]
         shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)
         stages[street] = {
             "network": str(network),
@@ -262,13 +263,13 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             "shipped_validation_loss": shipped,
             "beats_shipped": shipped is not None and float(stats["validation_loss"]) < shipped,
             "loss_curve": str(net_dir / f"{street}.loss.png"),
-            "sha256": checked_file(network)[1]["sha256"],
+            "sha256": entry["sha256"],
             "leaves": next_net,
             "gpu_situations": sum(n for n, d in zip(made_by, devices) if d == "cuda") if "cuda" in devices else None,
             "worker_errors": errors,
             "initialized_from": None if init is None else str(init),
             # an averaged shipped network starts the run from one member (agent/training/train.py)
-            "initialized_from_member": (checked_file(network)[1].get("initialized_from") or {}).get("member"),
+            "initialized_from_member": (entry.get("initialized_from") or {}).get("member"),
         }
         state["spec"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}
         state_path.write_text(json.dumps(state, indent=1) + "\n")
