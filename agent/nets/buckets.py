@@ -24,6 +24,7 @@ from agent.nets.manifest import ModelError
 from agent.solver.ranges import hand_class_cell
 from native.cards import NUM_HOLDEM_HANDS
 from native.equity import equity_histograms
+from native.nearest import nearest_l1
 from native.showdown import fold_values, holdem_hands, showdown_values
 
 Street = Literal["flop", "turn"]
@@ -56,8 +57,11 @@ def histogram_cdfs(board: tuple[int, ...], bins: int) -> np.ndarray:
 
 
 def nearest(points: torch.Tensor, centroids: torch.Tensor, chunk: int = 8192) -> torch.Tensor:
-    """Index of the L1-nearest centroid of every point."""
-    out = torch.empty(len(points), dtype=torch.long)
+    """Index of the L1-nearest centroid of every point (ties to the lowest index): in C on the
+    CPU (a turn board's 1081 hands in ~5 ms against torch.cdist's ~27), else torch.cdist."""
+    if points.device.type == "cpu" and centroids.device.type == "cpu":
+        return nearest_l1(points, centroids.T.contiguous())
+    out = torch.empty(len(points), dtype=torch.long, device=points.device)
     for i in range(0, len(points), chunk):
         out[i : i + chunk] = torch.cdist(points[i : i + chunk], centroids, p=1).argmin(dim=1)
     return out

@@ -179,6 +179,9 @@ int64_t ds_leaf_encode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t
 int64_t ds_leaf_decode(int64_t R, int64_t H, int64_t K, int64_t L, const int64_t *rows, const float *net,
                        const int32_t *slots, const float *valid, const float *pot, const float *mass,
                        const float *weight, float *vals, float *acc);
+/* the L1-nearest of K centroids (given transposed, [D, K]) of each of N points [N, D] (nearest.c) */
+int64_t ds_nearest_l1(int64_t N, int64_t K, int64_t D, const float *points, const float *centroids_t,
+                      int64_t *out);
 /* external-sampling Monte Carlo CFR over a flat abstract betting tree (mccfr.c; see its comment).
  * ds_mccfr_check_tree: -1 for a sound tree, -2 bad sizes, else the first bad node.
  * ds_mccfr_iterate (mode 0 full, 1 collect the trunk's exits, 2 replay them, 3 evaluate without updates):
