@@ -1,4 +1,4 @@
-"""Benchmarks of the native kernels: hand evaluation, board ranking, terminal values, equities.
+"""Benchmarks of the native kernels: hand evaluation, board ranking, terminal values, equities, buckets.
 
 ``main(argv)`` prints one JSON object per line and measurement, with at least ``bench`` (a
 dotted name), ``value``, ``unit``, ``impl`` (``"ours"``, ``"ours-torch"``, or a peer library:
@@ -27,6 +27,7 @@ from native import evaluator as ev
 from native.cards import card_to_str, holdem_hand_cards
 from native.equity import equity_histograms, hand_equities
 from native.evaluator import NUM_7CARD_HANDS, ffi, lib
+from native.nearest import nearest_l1
 from native.showdown import ChanceShowdownKernel, ShowdownKernel, holdem_hands
 
 SEED = 20240611
@@ -285,6 +286,36 @@ def _bench_equity(out: _Out, rng: np.random.Generator, quick: bool, repeat: int)
     out.emit("native.equity_histogram_flop", ms, "ms", hands=1326, bins=50, next_cards=49)
 
 
+def _bench_buckets(out: _Out, rng: np.random.Generator, quick: bool, repeat: int) -> None:
+    """One turn board's bucket lookup: 1081 hands' cumulative 50-bin histograms against 1000
+    centroids (the shipped turn table's sizes; a flop re-solve with network leaves does 49)."""
+    import torch
+
+    n, k, d = (256, 1000, 50) if quick else (1081, 1000, 50)
+    points = torch.as_tensor(np.cumsum(rng.dirichlet(np.ones(d), n), axis=1), dtype=torch.float32)
+    centroids = torch.as_tensor(np.cumsum(rng.dirichlet(np.ones(d), k), axis=1), dtype=torch.float32)
+    centroids_t = centroids.T.contiguous()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        ours = _best(lambda: nearest_l1(points, centroids_t), repeat) * 1e3
+        peer = _best(lambda: torch.cdist(points, centroids, p=1).argmin(dim=1), repeat) * 1e3
+    finally:
+        torch.set_num_threads(threads)
+    ctx = {"points": n, "centroids": k, "bins": d}
+    out.emit("native.nearest_l1_turn_board", ours, "ms", **ctx)
+    out.emit(
+        "native.nearest_l1_turn_board",
+        peer,
+        "ms",
+        impl="ours-torch",
+        backend="torch.cdist(p=1).argmin",
+        ratio=round(peer / ours, 2),
+        torch=torch.__version__,
+        **ctx,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepstack bench native",
@@ -296,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=int, default=None, help="runs per measurement, best kept (default 5, quick 2)")
     parser.add_argument(
         "--only",
-        choices=("eval", "rank", "showdown", "equity"),
+        choices=("eval", "rank", "showdown", "equity", "buckets"),
         action="append",
         help="run only these groups, repeatable (default: all)",
     )
@@ -313,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.common["machine"] = platform.machine()
     rng = np.random.default_rng(SEED)
     holdem_hand_cards()  # warm the caches outside the timings
-    groups = args.only or ["eval", "rank", "showdown", "equity"]
+    groups = args.only or ["eval", "rank", "showdown", "equity", "buckets"]
     if "eval" in groups:
         _bench_evaluator(out, rng, args.quick, repeat)
     if "rank" in groups:
@@ -322,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _bench_showdown(out, rng, args.quick, repeat)
     if "equity" in groups:
         _bench_equity(out, rng, args.quick, repeat)
+    if "buckets" in groups:
+        _bench_buckets(out, rng, args.quick, repeat)
     return 0
 
 

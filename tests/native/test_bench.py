@@ -19,6 +19,7 @@ EXPECTED = {
     ("native.equity_river", "ms"),
     ("native.equity_turn", "ms"),
     ("native.equity_flop", "ms"),
+    ("native.nearest_l1_turn_board", "ms"),
 }
 
 
@@ -34,6 +35,7 @@ def test_quick_bench_prints_json_lines(capsys: pytest.CaptureFixture[str]) -> No
     assert EXPECTED <= seen, EXPECTED - seen
     torch_lines = [line for line in lines if line["impl"] == "ours-torch"]
     assert any(line["bench"] == "native.showdown_river_batch64" for line in torch_lines)
+    assert any(line["bench"] == "native.nearest_l1_turn_board" and line["ratio"] > 0 for line in torch_lines)
     for peer in ("eval7", "phevaluator"):
         try:
             __import__(peer)
