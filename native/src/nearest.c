@@ -39,9 +39,8 @@ static inline void block_dists(int64_t n, int64_t K, int64_t D, const float *x, 
     }
 }
 
-NN_CLONES int64_t ds_nearest_l1(int64_t N, int64_t K, int64_t D,
-                                                                         const float *points,
-                                                                         const float *centroids_t, int64_t *out) {
+NN_CLONES int64_t ds_nearest_l1(int64_t N, int64_t K, int64_t D, const float *points, const float *centroids_t,
+                                int64_t *out) {
     if (N < 0 || K < 1 || D < 1) return NN_BAD_ARGS;
     if (N == 0) return NN_OK;
     if (!points || !centroids_t || !out) return NN_BAD_ARGS;
