@@ -4,7 +4,7 @@
  *
  * A turn board asks this for ~1081 hands against 1000 centroids of 50 bins, and a flop re-solve
  * with network leaves for all 49 turn cards at once; torch.cdist(p=1) takes ~27 ms a board, this
- * ~5. The centroids are read transposed ([D, K]) and summed in registers for blocks of NP points
+ * ~7. The centroids are read transposed ([D, K]) and summed in registers for blocks of NP points
  * by NK centroids, the inner loop across centroids, which the compiler vectorises without
  * reordering any sum: dist[i, k] adds |x[i, d] - c[k, d]| for d = 0, 1, ... in order. Ties go to
  * the lowest centroid index (as torch.argmin).
