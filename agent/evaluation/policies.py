@@ -95,9 +95,14 @@ class ResolverProvider(StrategyProvider):
     def start_hand(self, position: int) -> None:
         super().start_hand(position)
         self.resolver.start_hand(position)
+        self._pending = None
 
     def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
         assert self.resolver.memory is not None
+        if self._pending is not None and self._pending[:2] == (state.betting_string(), tuple(state.board)):
+            # the state of the last peek, asked again (LBR made the bet it asked about): a re-solve
+            # is a function of the memory and the state, and neither has changed since
+            return self._pending[2].actions, self._pending[2].strategy
         # new cards are real events: catch up before peeking; the opponent actions in ``state``
         # may be hypothetical (an LBR bet it is only asking about), so they reach the copy only
         self.resolver.observe_cards(state)
@@ -116,6 +121,7 @@ class ResolverProvider(StrategyProvider):
         self._pending = None
 
     def observe(self, state: HandState) -> None:
+        self._pending = None
         self.resolver.observe(state)
 
 

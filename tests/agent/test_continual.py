@@ -124,6 +124,38 @@ def test_lbr_peeks_at_hypothetical_bets_leave_the_estimate_alone(leduc_limit: Ga
     assert np.allclose(resolver.memory.opp_range, expected / expected.sum())
 
 
+def test_a_peek_asked_again_is_answered_without_a_second_resolve(leduc_limit: Game, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LBR peeks at a bet, then makes it: the bot's answer to the real bet is the peek's (a re-solve
+    depends on the memory and the state alone), not solved twice; a new card or hand re-solves."""
+    from agent.evaluation.policies import ResolverProvider
+
+    space, resolver = make(leduc_limit)
+    provider = ResolverProvider(resolver)
+    solved: list[str] = []
+    decide = resolver.decide
+    monkeypatch.setattr(resolver, "decide", lambda state: solved.append(state.betting_string()) or decide(state))
+    provider.start_hand(0)
+    state = HandState.initial(leduc_limit)
+    provider.strategy(state)
+    provider.commit(state, CALL)
+    bet = state.apply(CALL).apply(LIMIT_RAISE)
+    actions, peeked = provider.strategy(bet)
+    again = provider.strategy(bet)
+    assert len(solved) == 2 and again[0] == actions and np.array_equal(again[1], peeked)
+    fresh_space, fresh = make(leduc_limit)  # the same memory re-solved from scratch: the same answer
+    fresh.start_hand(0)
+    fresh.act(fresh.decide(state), CALL)
+    assert np.allclose(fresh.decide(bet).strategy, peeked)
+    provider.commit(bet, CALL)
+    flop = bet.apply(CALL).with_board(tuple(cards_from_str("Ks")))
+    provider.observe(flop)
+    provider.strategy(flop)
+    for _ in range(2):  # a new hand with the same betting so far
+        provider.start_hand(0)
+        provider.strategy(state)
+    assert len(solved) == 5
+
+
 def test_nearest_action_maps_off_tree_bets_to_the_closest_size() -> None:
     actions = [FOLD, CALL, raise_to(300), raise_to(600), raise_to(20000)]
     assert nearest_action(actions, CALL) == 1
