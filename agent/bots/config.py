@@ -146,7 +146,7 @@ class HoldemBotConfig:
 
     algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
     preflop: StreetConfig = field(default_factory=lambda: StreetConfig(300, "checkdown"))
-    flop: StreetConfig = field(default_factory=lambda: StreetConfig(60, "net", checkdown_spr=1.0))
+    flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
     turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "net", checkdown_spr=1.0))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
