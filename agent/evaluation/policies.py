@@ -28,6 +28,11 @@ from protocol.gamedef import load_game
 from protocol.state import CALL, Action, HandState
 
 
+def _where(state: HandState) -> tuple[str, tuple[int, ...]]:
+    """What names a decision within a hand: the betting so far and the board."""
+    return state.betting_string(), tuple(state.board)
+
+
 class StrategyProvider(ABC):
     space: HandSpace
 
@@ -76,7 +81,7 @@ class SolutionProvider(StrategyProvider):
 
     def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
         la = self.solution.lookahead
-        key = (state.betting_string(), tuple(state.board))
+        key = _where(state)
         if key not in self._rows:
             raise KeyError(f"state {key} is outside the solved tree")
         m = self._rows[key]
@@ -99,7 +104,7 @@ class ResolverProvider(StrategyProvider):
 
     def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
         assert self.resolver.memory is not None
-        if self._pending is not None and self._pending[:2] == (state.betting_string(), tuple(state.board)):
+        if self._pending is not None and self._pending[:2] == _where(state):
             # the state of the last peek, asked again (LBR made the bet it asked about): a re-solve
             # is a function of the memory and the state, and neither has changed since
             return self._pending[2].actions, self._pending[2].strategy
@@ -109,11 +114,11 @@ class ResolverProvider(StrategyProvider):
         saved = self.resolver.memory.copy()
         decision = self.resolver.decide(state)
         self.resolver.memory = saved
-        self._pending = (state.betting_string(), tuple(state.board), decision)
+        self._pending = (*_where(state), decision)
         return decision.actions, decision.strategy
 
     def commit(self, state: HandState, action: Action) -> None:
-        if self._pending is None or self._pending[:2] != (state.betting_string(), tuple(state.board)):
+        if self._pending is None or self._pending[:2] != _where(state):
             self.strategy(state)
         assert self._pending is not None
         self.resolver.observe(state)  # the opponent's actions in ``state`` are real now
@@ -150,12 +155,12 @@ class BlueprintProvider(StrategyProvider):
             actions, children, probs = [CALL], [-1], np.where(buckets >= 0, 1.0, 0.0)[None, :]
         else:
             actions, children, probs = found
-        self._pending = ((state.betting_string(), tuple(state.board)), path, actions, children)
+        self._pending = (_where(state), path, actions, children)
         return actions, probs
 
     def commit(self, state: HandState, action: Action) -> None:
         """The action played at the state last peeked: its path (the same translations) becomes the hand's."""
-        if self._pending is None or self._pending[0] != (state.betting_string(), tuple(state.board)):
+        if self._pending is None or self._pending[0] != _where(state):
             self.strategy(state)
         assert self._pending is not None
         _, path, actions, children = self._pending

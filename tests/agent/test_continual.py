@@ -142,7 +142,7 @@ def test_a_peek_asked_again_is_answered_without_a_second_resolve(leduc_limit: Ga
     actions, peeked = provider.strategy(bet)
     again = provider.strategy(bet)
     assert len(solved) == 2 and again[0] == actions and np.array_equal(again[1], peeked)
-    fresh_space, fresh = make(leduc_limit)  # the same memory re-solved from scratch: the same answer
+    _, fresh = make(leduc_limit)  # the same memory re-solved from scratch: the same answer
     fresh.start_hand(0)
     fresh.act(fresh.decide(state), CALL)
     assert np.allclose(fresh.decide(bet).strategy, peeked)
