@@ -152,9 +152,11 @@ class HoldemBotConfig:
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     #: the opponent's values at the start of a street after a depth-limited one (what the
     #: re-solving gadget holds it to): "leaf" (the depth limit's own values: check-down or a
-    #: network's) or "solve" (the new street solved from its start with both ranges at the
-    #: leaf: agent/resolving/chance_solve.py)
-    street_start_values: Literal["leaf", "solve"] = "leaf"
+    #: network's), "net" (the new street's network where a street ends in check-down: the flop
+    #: network after the pre-flop, the turn network after the flop, the river network after the
+    #: turn; check-down where the leaf's chips behind are at most the pot) or "solve" (the new
+    #: street solved from its start with both ranges at the leaf: agent/resolving/chance_solve.py)
+    street_start_values: Literal["leaf", "net", "solve"] = "leaf"
     models: HoldemModels = field(default_factory=HoldemModels)
     #: how the leaf networks multiply (streets with leaves: net): auto = bfloat16 on a CPU that has
     #: it in hardware (3-4x faster, the same held-out loss to the fifth digit), else float32

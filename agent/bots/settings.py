@@ -44,6 +44,12 @@ def data_file(path: str) -> Path:
     return checked_file(path, " (deepstack buckets builds the bucket tables and check-down matrix)")[0]
 
 
+#: ``street_start_values: net``: below a check-down leaf with at most this many chips behind per chip
+#: in the pot the opponent's values at the next street stay check-down's, nearly exact there, where
+#: the networks err most (docs/results.md, "Leaf accuracy against the turn solved to the end")
+STREET_START_CHECKDOWN_SPR = 1.0
+
+
 def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:
     """Per-street re-solving for heads-up no-limit hold'em (DeepStack's table, section 4)."""
 
@@ -104,6 +110,17 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             streets.append(
                 StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values)
             )
+    if cfg.street_start_values == "net":
+        next_nets = (
+            lambda: net_leaf(cfg.models.flop_net, cfg.models.flop_buckets),
+            lambda: net_leaf(cfg.models.turn_net, cfg.models.turn_buckets),
+            lambda: river_leaf(cfg.models.river_net),
+        )
+        for r in range(3):  # a street ending in check-down: the next street's values from its network
+            st = streets[r]
+            if streets_cfg[r].leaves == "checkdown" and st.chance_values is not None:
+                by_stack = LeavesByStack(next_nets[r](), get_checkdown(), min(game.stack), STREET_START_CHECKDOWN_SPR)
+                streets[r] = replace(st, chance_values=by_stack.chance_values)
     if cfg.street_start_values == "solve":
         space = HandSpace(game)
         for r in range(3):  # a depth-limited street: the next one is solved when its cards come
@@ -155,6 +172,11 @@ def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
         keys += ["turn_net", "turn_buckets"]
     if hc.turn.leaves == "net":
         keys.append("river_net")
+    if hc.street_start_values == "net":  # the next street's network below each check-down street
+        nxt = (["flop_net", "flop_buckets"], ["turn_net", "turn_buckets"], ["river_net"])
+        for street, more in zip((hc.preflop, hc.flop, hc.turn), nxt):
+            if street.leaves == "checkdown":
+                keys += more
     return [(f"bot.hunl.models.{k}", getattr(m, k)) for k in dict.fromkeys(keys)]
 
 

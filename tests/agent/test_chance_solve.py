@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.bots.config import HoldemBotConfig, HoldemModels
-from agent.bots.settings import hunl_settings
+from agent.bots.config import BotConfig, Config, HoldemBotConfig, HoldemModels
+from agent.bots.settings import hunl_settings, model_paths
 from agent.leaves.equity_matrix import CheckdownMatrices
-from agent.leaves.holdem import CheckdownLeafValues
+from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 from agent.leaves.snapshot import LeafSnapshot
-from agent.nets.manifest import checked_file
+from agent.nets.buckets import BucketTable
+from agent.nets.manifest import checked_file, load_value_net
 from agent.resolving.chance_solve import SolvedChanceValues
 from agent.resolving.continual import StreetSettings
 from agent.solver.handspace import HandSpace
@@ -80,3 +81,35 @@ def test_the_setting_wires_every_depth_limited_street(hunl: Game) -> None:
     for r, st in enumerate(solving.streets[:3]):  # each solves the next street as the bot re-solves it
         nxt = solving.streets[r + 1]
         assert (st.chance_values.street.config, st.chance_values.street.last_round) == (nxt.config, nxt.last_round)
+
+
+def test_net_street_start_values_come_from_the_next_streets_network_where_chips_are_left(
+    hunl: Game, checkdown: CheckdownLeafValues
+) -> None:
+    """``street_start_values: net``: below the shipped streets ending in check-down (pre-flop and flop)
+    the opponent's values come from the next street's network, except nearly all in."""
+    cfg = HoldemBotConfig(street_start_values="net")
+    net = hunl_settings(hunl, cfg, "cpu")
+    turn = net.streets[2]  # the turn ends at a network already: its own leaves' values
+    assert turn.chance_values == turn.leaf_values.chance_values
+    space = HandSpace(hunl)
+    sit = draw_situation(space, 1, np.random.default_rng(6))  # a flop and two ranges below a pre-flop leaf
+    models = HoldemModels()
+    flop_net = BucketNetLeafValues(
+        load_value_net(models.flop_net)[0], hunl, BucketTable.load(checked_file(models.flop_buckets)[0]), cfg.net_precision
+    )
+    reach = sit.ranges * np.array([[0.4], [0.8]])
+    for spent, deep in (((300, 300), True), ((12000, 12000), False)):
+        leaf = LeafSnapshot(reach=reach, spent=spent, board=(), next_round=1)
+        values = net.streets[0].chance_values(leaf, sit.board)
+        assert np.isfinite(values).all()
+        cd = checkdown.chance_values(leaf, sit.board)
+        if deep:
+            np.testing.assert_allclose(values, flop_net.chance_values(leaf, sit.board))
+            assert np.abs(values - cd).max() > 1e-3 * spent[0]
+        else:
+            np.testing.assert_allclose(values, cd)
+    below_flop = net.streets[1].chance_values.__self__  # the flop ends in check-down: the turn network below
+    assert below_flop.net.buckets.num_buckets == BucketTable.load(checked_file(models.turn_buckets)[0]).num_buckets
+    paths = dict(model_paths(hunl, Config(bot=BotConfig(hunl=cfg))))
+    assert {"bot.hunl.models.flop_net", "bot.hunl.models.turn_net"} <= set(paths)
