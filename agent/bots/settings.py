@@ -48,6 +48,9 @@ def data_file(path: str) -> Path:
 #: in the pot the opponent's values at the next street stay check-down's, nearly exact there, where
 #: the networks err most (docs/results.md, "Leaf accuracy against the turn solved to the end")
 STREET_START_CHECKDOWN_SPR = 1.0
+#: the network that values the start of the street after the pre-flop, the flop and the turn (its
+#: ``HoldemModels`` keys: the network, then its bucket table where it has one)
+NEXT_STREET_MODELS = (("flop_net", "flop_buckets"), ("turn_net", "turn_buckets"), ("river_net",))
 
 
 def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSettings:
@@ -111,15 +114,12 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
                 StreetSettings(sizing=sizing, config=config, last_round=r, leaf_values=leaf, chance_values=leaf.chance_values)
             )
     if cfg.street_start_values == "net":
-        next_nets = (
-            lambda: net_leaf(cfg.models.flop_net, cfg.models.flop_buckets),
-            lambda: net_leaf(cfg.models.turn_net, cfg.models.turn_buckets),
-            lambda: river_leaf(cfg.models.river_net),
-        )
-        for r in range(3):  # a street ending in check-down: the next street's values from its network
+        for r, keys in enumerate(NEXT_STREET_MODELS):  # a street ending in check-down: the next street's network
             st = streets[r]
             if streets_cfg[r].leaves == "checkdown" and st.chance_values is not None:
-                by_stack = LeavesByStack(next_nets[r](), get_checkdown(), min(game.stack), STREET_START_CHECKDOWN_SPR)
+                paths = [getattr(cfg.models, k) for k in keys]
+                nxt = river_leaf(paths[0]) if len(paths) == 1 else net_leaf(paths[0], paths[1])
+                by_stack = LeavesByStack(nxt, get_checkdown(), min(game.stack), STREET_START_CHECKDOWN_SPR)
                 streets[r] = replace(st, chance_values=by_stack.chance_values)
     if cfg.street_start_values == "solve":
         space = HandSpace(game)
@@ -173,8 +173,7 @@ def model_paths(game: Game, config: Config) -> list[tuple[str, str]]:
     if hc.turn.leaves == "net":
         keys.append("river_net")
     if hc.street_start_values == "net":  # the next street's network below each check-down street
-        nxt = (["flop_net", "flop_buckets"], ["turn_net", "turn_buckets"], ["river_net"])
-        for street, more in zip((hc.preflop, hc.flop, hc.turn), nxt):
+        for street, more in zip((hc.preflop, hc.flop, hc.turn), NEXT_STREET_MODELS):
             if street.leaves == "checkdown":
                 keys += more
     return [(f"bot.hunl.models.{k}", getattr(m, k)) for k in dict.fromkeys(keys)]
