@@ -132,7 +132,11 @@ class WarmStartConfig:
 class HoldemModels:
     #: the turn re-solve's leaves (turn: {leaves: net}); models/holdem/river.pt is the larger network
     river_net: str = field(default="models/holdem/river-small.pt", metadata=MODEL_PATH)
-    turn_net: str = field(default="models/holdem/turn.pt", metadata=MODEL_PATH)
+    #: the flop re-solve's leaves (flop: {leaves: net}) and the turn's start values (street_start_values:
+    #: net): turn.pt distilled into one 4 x 256 network, as accurate on held-out turn situations and
+    #: ~3.5x cheaper per flop iteration, so the flop gets its iterations in time (docs/benchmarks.md);
+    #: models/holdem/turn.pt is its teacher, and the network flop data is generated with
+    turn_net: str = field(default="models/holdem/turn-small.pt", metadata=MODEL_PATH)
     flop_net: str = field(default="models/holdem/flop.pt", metadata=MODEL_PATH)
     aux_net: str = field(default="models/holdem/preflop-aux.pt", metadata=MODEL_PATH)
     turn_buckets: str = field(default="models/holdem/buckets-turn.npz", metadata=MODEL_PATH)

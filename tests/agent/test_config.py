@@ -181,7 +181,7 @@ def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     where, turn, leduc, buckets = json.loads(out.stdout)
     assert where == str(site / "agent" / "bots" / "config.py")
-    assert turn == str(site / "models" / "holdem" / "turn.pt")
+    assert turn == str(site / "models" / "holdem" / "turn-small.pt")
     assert leduc == str(site / "models" / "leduc" / "leduc-ens.pt")
     assert buckets == str(site / "models" / "holdem" / "buckets-flop.npz")
     assert all(Path(p).is_file() for p in (turn, leduc, buckets))

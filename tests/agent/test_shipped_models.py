@@ -19,8 +19,15 @@ from protocol.gamedef import Game
 from protocol.state import HandState
 
 MANIFEST = json.loads((MODELS_DIR / "manifest.json").read_text())["models"]
-#: manifest name = street of each hold'em network
-HOLDEM_NETS = ("river", "turn", "flop", "preflop-aux")
+#: manifest name -> street of each hold'em network
+HOLDEM_NETS = {
+    "river": "river",
+    "river-small": "river",
+    "turn": "turn",
+    "turn-small": "turn",
+    "flop": "flop",
+    "preflop-aux": "preflop-aux",
+}
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))
@@ -29,10 +36,10 @@ def test_every_listed_file_is_there_with_its_sha256(name: str) -> None:
     assert path.stat().st_size == entry["bytes"]
 
 
-@pytest.mark.parametrize("name", HOLDEM_NETS)
+@pytest.mark.parametrize("name", sorted(HOLDEM_NETS))
 def test_holdem_networks_are_shipped_with_their_provenance(name: str) -> None:
     entry = MANIFEST[name]
-    assert entry["street"] == name and entry["command"]
+    assert entry["street"] == HOLDEM_NETS[name] and entry["command"]
     # an averaged network (``deepstack ensemble``) carries each member's training record, and the
     # held-out test that promoted it, instead of one of its own
     trained = entry.get("members", [entry])
@@ -69,6 +76,20 @@ def test_flop_and_aux_networks_record_the_network_that_made_their_targets() -> N
         for src in data.get("folders", [data]):
             assert src["spec"]["next_net"].endswith(f"{below}.pt"), (name, src["folder"] if "folder" in src else src)
             assert src["next_net_sha256"] == made_by, name
+
+
+def test_a_distilled_network_learned_from_the_shipped_network_of_its_street() -> None:
+    """A network distilled from labels (``deepstack generate --teacher``) stands in for its teacher
+    only while the teacher is the one shipped: replacing ``turn.pt`` means distilling again."""
+    distilled = 0
+    for name, entry in MANIFEST.items():
+        teachers = {src.get("teacher_sha256") for src in entry.get("data", {}).get("folders", [])} - {None}
+        if teachers:
+            assert teachers == {MANIFEST[entry["street"]]["sha256"]}, name
+            # and it was scored against its teacher on situations solved, not labelled
+            assert any(check["against"][0]["sha256"] in teachers for check in entry["checks"]), name
+            distilled += 1
+    assert distilled >= 1
 
 
 def test_the_bot_resolves_with_the_shipped_networks_at_its_depth_limits(hunl: Game) -> None:
