@@ -369,8 +369,16 @@ def test_the_models_checked_are_those_the_bot_loads(hunl: Game, leduc_limit: Gam
     from agent.bots.settings import check_models, model_paths
 
     shipped = load_config()
-    # the shipped turn ends at the river network, checked down where little is behind
-    assert [k for k, _ in model_paths(hunl, shipped)] == ["bot.hunl.models.preflop_checkdown", "bot.hunl.models.river_net"]
+    # the shipped flop ends at the turn network and the turn at the river network, each checked down
+    # where little is behind; the flop network bounds the opponent at the flop's start
+    assert [k.rsplit(".", 1)[1] for k, _ in model_paths(hunl, shipped)] == [
+        "preflop_checkdown",
+        "turn_net",
+        "turn_buckets",
+        "river_net",
+        "flop_net",
+        "flop_buckets",
+    ]
     assert [k for k, _ in model_paths(leduc_limit, shipped)] == ["bot.leduc_limit.value_net"]
     nets = replace(
         shipped.bot.hunl,

@@ -150,7 +150,7 @@ class HoldemBotConfig:
 
     algorithm: Literal["dcfr", "cfr+", "dcfr+", "hybrid"] = "dcfr"
     preflop: StreetConfig = field(default_factory=lambda: StreetConfig(300, "checkdown"))
-    flop: StreetConfig = field(default_factory=lambda: StreetConfig(200, "checkdown"))
+    flop: StreetConfig = field(default_factory=lambda: StreetConfig(60, "net", checkdown_spr=1.0))
     turn: StreetConfig = field(default_factory=lambda: StreetConfig(150, "net", checkdown_spr=1.0))
     river: StreetConfig = field(default_factory=lambda: StreetConfig(400, "end"))
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
@@ -160,7 +160,7 @@ class HoldemBotConfig:
     #: network after the pre-flop, the turn network after the flop, the river network after the
     #: turn; check-down where the leaf's chips behind are at most the pot) or "solve" (the new
     #: street solved from its start with both ranges at the leaf: agent/resolving/chance_solve.py)
-    street_start_values: Literal["leaf", "net", "solve"] = "leaf"
+    street_start_values: Literal["leaf", "net", "solve"] = "net"
     models: HoldemModels = field(default_factory=HoldemModels)
     #: how the leaf networks multiply (streets with leaves: net): auto = bfloat16 on a CPU that has
     #: it in hardware (3-4x faster, the same held-out loss to the fifth digit), else float32

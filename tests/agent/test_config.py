@@ -197,7 +197,10 @@ def test_a_partial_mapping_keeps_the_parts_defaults() -> None:
     assert config.bot.leduc.value_net is not None and config.bot.leduc.value_net.endswith("models/leduc/leduc-ens.pt")
     assert config.bot.leduc_limit.value_net.endswith("models/leduc/leduc-limit-ens.pt")
     assert config_from_dict({"bot": {"leduc": {"value_net": None}}}).bot.leduc.value_net is None
-    assert config_from_dict({"bot": {"hunl": {"flop": {"iterations": 3}}}}).bot.hunl.flop.leaves == "checkdown"
+    flop = config_from_dict({"bot": {"hunl": {"flop": {"iterations": 3}}}}).bot.hunl.flop
+    assert (flop.iterations, flop.leaves, flop.checkdown_spr) == (3, "net", 1.0)
+    flop = config_from_dict({"bot": {"hunl": {"flop": {"leaves": "checkdown"}}}}).bot.hunl.flop
+    assert (flop.iterations, flop.leaves, flop.checkdown_spr) == (60, "checkdown", 0.0)
     # the shipped turn ends at the river network, checked down where little is behind; a file that
     # names other leaves without checkdown_spr gets them without it, one that keeps net keeps it
     turn = config_from_dict({}).bot.hunl.turn

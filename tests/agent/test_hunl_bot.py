@@ -130,12 +130,14 @@ def _replay(resolver: ContinualResolver, hunl: Game, position: int, betting: str
     return state
 
 
-@pytest.mark.parametrize("weight", [0.0, 0.5, 0.9])
-def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) -> None:
+@pytest.mark.parametrize("weight, start_values", [(0.0, "leaf"), (0.5, "leaf"), (0.9, "leaf"), (0.0, "net")])
+def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float, start_values: str) -> None:
     """A hand of a real match against a calling station: 55 on 3s5s3h/Ah/Tc, checked to us on
-    the river. Without the opponent-range warm start the gadget's opponent declines the
-    subgame with almost every hand (the check-down values promised it more) and the bot
-    checks the full house behind; with it, the bot bets."""
+    the river. With check-down values bounding the opponent at each street's start and without
+    the opponent-range warm start, the gadget's opponent declines the subgame with almost every
+    hand (the check-down values promised it more) and the bot checks the full house behind; with
+    the warm start, or with the next street's network bounding it (the shipped
+    ``street_start_values: net``), the bot bets."""
     cfg = replace(
         load_config().bot.hunl,
         preflop=StreetConfig(40, "checkdown"),
@@ -143,6 +145,7 @@ def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) 
         turn=StreetConfig(40, "checkdown"),
         river=StreetConfig(150, "end"),
         warm_start=WarmStartConfig(weight=weight),
+        street_start_values=start_values,
     )
     space = HandSpace(hunl)
     resolver = ContinualResolver(space, hunl_settings(hunl, cfg, "cpu"))
@@ -151,7 +154,7 @@ def test_warm_start_makes_the_bot_bet_its_full_house(hunl: Game, weight: float) 
     check = decision.strategy[decision.actions.index(CALL), space.index(cards_from_str("5c5h"))]
     estimate = resolver.memory.opp_range
     assert estimate.sum() == pytest.approx(1.0) and (estimate[space.blocked(state.board)] == 0).all()
-    if weight:
+    if weight or start_values == "net":
         assert check < 0.2
     else:
         assert check > 0.9
