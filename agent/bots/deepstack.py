@@ -199,8 +199,10 @@ class DeepStackBot(BaseBot):
             seat.resolver.act(decision, action)
             self._log(view, decision, hand, action, time.monotonic() - start)
         except Exception as exc:  # out of memory, a bug: the match goes on with a legal action
+            # the hand's re-solving state is lost: check, or fold to a bet (as out of time), so a
+            # broken hand costs at most what is in the pot already
             self._degraded = True
-            action = CALL
+            action = CALL if view.state.amount_to_call() == 0 else FOLD
             log.error(
                 "decision_failed",
                 hand=view.hand_id,

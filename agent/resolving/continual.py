@@ -15,7 +15,8 @@ public state from them; then
   in our last re-solve, the nearest bet size standing in for one outside the tree). When
   the opponent acted first in a round after the pre-flop, the re-solve starts at the
   round's start instead, with the opponent's real action added to the tree there (see
-  :meth:`ContinualResolver._round_start`).
+  :meth:`ContinualResolver._round_start`), and the opponent's strategy there updates the
+  estimate when we act (no earlier re-solve of ours reached that action).
 
 The estimate is used for DeepStack's opponent-range warm start at our first action of a
 round (section 3). It matters because the values at a depth limit (check-down values, or a
@@ -121,6 +122,9 @@ class Decision:
     #: [hands] the opponent's reach at the decision compatible with each of our hands (the
     #: mass the counterfactual values of our hands are weighted by); see :meth:`action_values`
     opp_mass: np.ndarray | None = None
+    #: when the re-solve started at the round's start, before the opponent's first action of the
+    #: round: (actions, [actions, hands] its strategy there, the action it took), for the estimate
+    opp_first: tuple[list[Action], np.ndarray, Action] | None = None
 
     def action_values(self, hand: int) -> np.ndarray | None:
         """``[actions]`` what the re-solve expects ``hand`` to win (chips, counted from the start
@@ -189,6 +193,29 @@ def _averaged_leaf_values(solution: Solution, row: int) -> dict[tuple[int, ...],
     return {board: solution.to_space(v) for board, v in values.items()}
 
 
+def average_root_reach(solution: Solution) -> torch.Tensor:
+    """``[2, H]`` the root reach that the average strategy carries to every node's average reach.
+
+    The gadget player's root reach changes every iteration (``root_reach`` is its last iterate,
+    which can be far from the average: measured at pre-flop re-solves, a quarter of the
+    opponent's range at a leaf); our own is the range we came with. When our decision is below
+    the opponent's action at the root, the average reach there is divided by the average
+    strategy of that action (the average strategy is reach-weighted, so this is exact)."""
+    result = solution.result
+    root = result.root_reach.clone()
+    row = solution.decision_row
+    me = solution.lookahead.nodes[row].player
+    assert me is not None
+    avg = result.average_reach[1 - me]  # at the decision row
+    if row == 0:
+        root[1 - me] = avg
+    elif result.average_strategy is not None:
+        la = solution.lookahead
+        p = result.average_strategy[la.decision_index(0), la.children_of(0).index(row)]
+        root[1 - me] = torch.where(p > 0, avg / p.clamp_min(torch.finfo(p.dtype).tiny), torch.zeros_like(avg))
+    return root
+
+
 def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
     """Boil a re-solve down to a :class:`Decision` (for its decision row: the root, or the
     child of the opponent's action when the re-solve started before it)."""
@@ -217,7 +244,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
                 chance[(i, via_call)] = {la.boards[int(la.row_board[c])]: solution.values_at(c) for c in la.children_of(r)}
             elif kind is NodeKind.LEAF:
                 if avg_reach is None:
-                    solution.solver.evaluate(solution.result.root_reach, solution.result.average_strategy)
+                    solution.solver.evaluate(average_root_reach(solution), solution.result.average_strategy)
                     avg_reach = solution.solver.reach
                 n = la.nodes[r]
                 chance[(i, via_call)] = LeafSnapshot(
@@ -436,7 +463,13 @@ class ContinualResolver:
             deadline=deadline,
             opponent_action=opponent_action,
         )
-        return summarize(solution, state, time.perf_counter() - start)
+        decision = summarize(solution, state, time.perf_counter() - start)
+        if opponent_action is not None:
+            # the opponent's first action of the round is below no earlier re-solve of ours: its
+            # strategy at the round's start comes from this one (applied when we act)
+            ((actions, strategy),) = opponent_strategies(solution, 1 - mem.position, depth=0).values()
+            decision = replace(decision, opp_first=(actions, strategy, opponent_action))
+        return decision
 
     def _round_start(self, state: HandState) -> tuple[HandState, Action] | None:
         """``(start of the round, the opponent's first action)`` when the re-solve should start
@@ -479,16 +512,22 @@ class ContinualResolver:
         i = decision.actions.index(action)
         new_range = decision.our_range * decision.strategy[i]
         mass = new_range.sum()
-        opp_values = decision.child_values[i][1 - mem.position]
-        if not mass > 0:
-            # an action our strategy never takes: keep the range (the values stay upper bounds)
-            mass = 1.0
-            new_range = decision.our_range.copy()
-        mem.our_range = new_range / mass
-        mem.opp_values = opp_values / mass
+        if mass > 0:
+            mem.our_range = new_range / mass
+            mem.opp_values = decision.child_values[i][1 - mem.position] / mass
+            mem.last_action = action
+        else:
+            # an action our strategy never takes: its child's values (and those of the chance
+            # outcomes below it) are all 0, so the range and the opponent's values stay as they
+            # were, upper bounds of what the opponent can get
+            mem.last_action = None
+        if decision.opp_first is not None and mem.opp_range is not None:
+            actions, strategy, taken = decision.opp_first
+            updated = mem.opp_range * strategy[actions.index(taken)]
+            if updated.sum() > 0:
+                mem.opp_range = updated / updated.sum()
         mem.opp_strategies = decision.opp_strategies  # the opponent's replies are modelled by this re-solve
         mem.last = decision
-        mem.last_action = action
         mem.history.append(str(action))
 
     def observe(self, state: HandState) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from agent.bots.config import BotConfig, Config, LeducBotConfig
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
@@ -246,10 +247,18 @@ def test_opponent_first_in_a_round_is_resolved_from_the_round_start(leduc_limit:
         assert values[fold] == pytest.approx(-state.spent[me], rel=1e-4 if dtype == "float64" else 1e-3)
     prior = resolver.memory.our_range.copy()
     assert np.allclose(decision.our_range, prior / prior.sum())
+    # the opponent's bet is below no earlier re-solve of ours: the estimate waits for this one's
+    estimate = resolver.memory.opp_range.copy()
+    assert decision.opp_first is not None
+    actions, strategy, taken = decision.opp_first
+    assert taken == LIMIT_RAISE and actions[0] == CALL and LIMIT_RAISE in actions
     resolver.act(decision, CALL)
     i = decision.actions.index(CALL)
     z = (prior * decision.strategy[i]).sum()
     assert np.allclose(resolver.memory.opp_values, decision.child_values[i][1 - me] / z)
+    expected = estimate * strategy[actions.index(LIMIT_RAISE)]
+    assert np.allclose(resolver.memory.opp_range, expected / expected.sum(), atol=1e-6)
+    assert not np.allclose(resolver.memory.opp_range, estimate, atol=1e-3)
     # after our own action of the round, or without the setting: the state faced
     resolver.start_hand(0)
     first = HandState.initial(leduc_limit)
@@ -260,6 +269,62 @@ def test_opponent_first_in_a_round_is_resolved_from_the_round_start(leduc_limit:
     plain = ContinualResolver(space, ResolveSettings.uniform(FCPA, config, warm_start_weight=0.9))
     plain.start_hand(1)
     assert plain._round_start(start.apply(LIMIT_RAISE)) is None
+
+
+def test_the_opponents_first_action_of_a_round_updates_the_estimate_once_through_lbr_peeks(leduc_limit: Game) -> None:
+    """LBR peeks at the decision on a copy of the memory, then commits: the estimate takes the
+    opponent's first action of the round once, as when the bot plays."""
+    from agent.evaluation.policies import ResolverProvider
+
+    space = HandSpace(leduc_limit)
+    settings = ResolveSettings.uniform(FCPA, FAST, warm_start_weight=0.9, from_round_start=True)
+    played, peeked = ContinualResolver(space, settings), ContinualResolver(space, settings)
+    provider = ResolverProvider(peeked)
+    played.start_hand(1)
+    provider.start_hand(1)
+    state = HandState.initial(leduc_limit).apply(CALL)
+    played.act(played.decide(state), CALL)
+    provider.commit(state, CALL)
+    state = state.apply(CALL).with_board(cards_from_str("Ks")).apply(LIMIT_RAISE)
+    played.observe(state)
+    decision = played.decide(state)
+    played.act(decision, CALL)
+    provider.observe(state)
+    provider.strategy(state)
+    provider.strategy(state)  # asked again: no second update
+    provider.commit(state, CALL)
+    assert np.allclose(peeked.memory.opp_range, played.memory.opp_range, atol=1e-6)
+    assert np.allclose(peeked.memory.opp_values, played.memory.opp_values)
+
+
+@pytest.mark.parametrize("opponent_first", [False, True])
+def test_leaf_ranges_are_the_averages_not_the_last_iterate(leduc_limit: Game, opponent_first: bool) -> None:
+    """The next round's values are computed from the ranges at the re-solve's leaves: the average
+    strategy played from the gadget's average root reach, so that at our decision the opponent's
+    reach is the one averaged over the iterations (the last iterate's is not)."""
+    from agent.resolving.continual import average_root_reach
+    from agent.solver.resolve import resolve
+
+    space = HandSpace(leduc_limit)
+    if opponent_first:
+        state = HandState.initial(leduc_limit).apply(CALL).apply(CALL).with_board(cards_from_str("Ks"))
+        action = LIMIT_RAISE
+    else:
+        state = HandState.initial(leduc_limit).apply(LIMIT_RAISE)
+        action = None
+    valid = space.valid(state.board)
+    our = valid / valid.sum()
+    cfvs = np.where(valid, np.linspace(-3.0, 3.0, space.size), 0.0)
+    sol = resolve(state, our, cfvs, FCPA, FAST, space=space, opponent_action=action)
+    res = sol.result
+    me = sol.lookahead.nodes[sol.decision_row].player
+    root = average_root_reach(sol)
+    assert torch.equal(root[me], res.root_reach[me])
+    sol.solver.evaluate(root, res.average_strategy)
+    at_decision = sol.solver.reach[1 - me, sol.decision_row]
+    assert torch.allclose(at_decision, res.average_reach[1 - me], atol=1e-9)
+    sol.solver.evaluate(res.root_reach, res.average_strategy)
+    assert not torch.allclose(sol.solver.reach[1 - me, sol.decision_row], res.average_reach[1 - me], atol=1e-6)
 
 
 def test_an_off_tree_first_bet_is_put_in_the_tree(leduc: Game) -> None:

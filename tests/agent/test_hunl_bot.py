@@ -74,6 +74,27 @@ def test_bot_answers_every_sample_matchstate_legally(hunl: Game, fast_bot: DeepS
     assert len(trims) == summary.hands > 0
 
 
+def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision that raises (out of memory, a bug) is answered as one out of time: check, or
+    fold to a bet (a broken hand costs at most what is in the pot), and the match goes on."""
+
+    def broken(self: ContinualResolver, state: HandState, deadline: float | None = None) -> None:
+        raise MemoryError("injected")
+
+    monkeypatch.setattr(ContinualResolver, "decide", broken)
+    summary = ClientSummary()
+    sent = {"c": 0, "f": 0}
+    for line in dealer_lines():
+        view = parse_matchstate(line, hunl)
+        reply = _handle_line(line, hunl, fast_bot, summary)
+        if reply is None:
+            continue
+        action = reply[len(line) + 1 :]
+        assert action == ("f" if view.state.amount_to_call() > 0 else "c"), line
+        sent[action] += 1
+    assert sent["c"] > 0 and sent["f"] > 0 and summary.fallback_actions == 0
+
+
 def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
