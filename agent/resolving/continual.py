@@ -427,7 +427,8 @@ class ContinualResolver:
             decision = replace(self._cache[key], cached=True)  # type: ignore[index]
         else:
             decision = self._resolve(state, deadline)
-            if cacheable:
+            # a re-solve the clock cut short is played once, not kept for the rest of the match
+            if cacheable and decision.iterations >= self.settings.street(state.round).config.iterations:
                 assert self._cache is not None
                 self._cache[key] = decision
                 if len(self._cache) > self.settings.cache_size:

@@ -105,6 +105,20 @@ def test_opponent_range_estimate_follows_bayes_with_our_model_of_its_play(leduc_
     assert np.allclose(mem.opp_range, expected / expected.sum())
 
 
+def test_a_first_round_decision_cut_short_by_the_clock_is_not_cached(leduc_limit: Game) -> None:
+    import time
+
+    space, resolver = make(leduc_limit)
+    resolver.start_hand(0)
+    state = HandState.initial(leduc_limit).apply(CALL).apply(LIMIT_RAISE)
+    resolver.observe(state)
+    cut = resolver.decide(state, deadline=time.monotonic() - 1.0)
+    assert 0 < cut.iterations < 60 and not cut.cached
+    assert not resolver.decide(state).cached  # solved again, in full this time
+    full = resolver.decide(state)
+    assert full.cached and full.iterations == 60
+
+
 def test_lbr_peeks_at_hypothetical_bets_leave_the_estimate_alone(leduc_limit: Game) -> None:
     from agent.evaluation.policies import ResolverProvider
 
