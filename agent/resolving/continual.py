@@ -524,7 +524,8 @@ class ContinualResolver:
             mem.last_action = None
         if decision.opp_first is not None and mem.opp_range is not None:
             actions, strategy, taken = decision.opp_first
-            updated = mem.opp_range * strategy[actions.index(taken)]
+            k = nearest_action(actions, taken)  # the re-solve's tree offers the action taken
+            updated = mem.opp_range * strategy[k] if k is not None else mem.opp_range
             if updated.sum() > 0:
                 mem.opp_range = updated / updated.sum()
         mem.opp_strategies = decision.opp_strategies  # the opponent's replies are modelled by this re-solve
