@@ -99,8 +99,14 @@ class StreetConfig:
     #: are checked down instead, where the network errs most and check-down is nearly exact
     #: (docs/results.md, "Leaf accuracy"); 0: the network at every leaf
     checkdown_spr: float = field(default=0.0, metadata={"only_with": ("leaves", "net")})
+    #: the first iterations left out of the average strategy and values (DeepStack's hybrid
+    #: CFR left out 980 of 1000 pre-flop, 500 of 1000 on the flop and turn, 1000 of 2000 on the
+    #: river); the clock stops a re-solve only after an iteration that counts
+    skip: int = 0
 
     def __post_init__(self) -> None:
+        if not 0 <= self.skip < self.iterations:
+            raise ConfigError(f"skip: {self.skip} must be >= 0 and below the iterations ({self.iterations})")
         if not (self.checkdown_spr >= 0 and self.checkdown_spr < float("inf")):
             raise ConfigError(f"checkdown_spr: {self.checkdown_spr} must be a number >= 0")
         if self.checkdown_spr > 0 and self.leaves != "net":

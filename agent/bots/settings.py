@@ -87,6 +87,7 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             algorithm=cfg.algorithm,
             alternating=cfg.algorithm != "hybrid" and sc.leaves != "net",
             iterations=sc.iterations,
+            skip=sc.skip,
             device=device,
         )
         if sc.leaves == "end" or r == 3:

@@ -14,6 +14,7 @@ import pytest
 
 from agent.bots.config import Config, ConfigError, config_from_dict, default_config, load_config
 from models import MODELS_DIR
+from protocol.gamedef import Game
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,6 +44,8 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"bot": {"hunl": {"warm_start": {"weight": 1.5}}}}, "bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"),
         ({"bot": {"hunl": {"warm_start": {"mode": "bold"}}}}, "bot.hunl.warm_start.mode: 'bold' is not one of"),
         ({"bot": {"hunl": {"net_precision": "half"}}}, "bot.hunl.net_precision: 'half' is not one of"),
+        ({"bot": {"hunl": {"flop": {"skip": 60}}}}, "bot.hunl.flop.skip: 60 must be >= 0 and below the iterations (60)"),
+        ({"bot": {"hunl": {"river": {"skip": -1}}}}, "bot.hunl.river.skip: -1 must be >= 0"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:
@@ -211,3 +214,17 @@ def test_a_partial_mapping_keeps_the_parts_defaults() -> None:
     assert (turn.leaves, turn.checkdown_spr) == ("net", 1.0)
     turn = config_from_dict({"bot": {"hunl": {"turn": {"leaves": "net", "checkdown_spr": 0}}}}).bot.hunl.turn
     assert (turn.leaves, turn.checkdown_spr) == ("net", 0.0)
+
+
+def test_skipped_iterations_reach_the_solver(hunl: Game) -> None:
+    """DeepStack's hybrid CFR leaves its first iterations out of the averages: a street's skip is the
+    re-solve's (and 0, every iteration counted, by default)."""
+    from agent.bots.config import config_from_dict
+    from agent.bots.settings import hunl_settings
+
+    data = {"bot": {"hunl": {"algorithm": "hybrid", "preflop": {"iterations": 1000, "skip": 980, "leaves": "checkdown"}}}}
+    settings = hunl_settings(hunl, config_from_dict(data).bot.hunl, "cpu")
+    variant = settings.street(0).config.variant()
+    assert (variant.algorithm, variant.skip) == ("hybrid", 980)
+    assert variant.average_weight(980) == 0.0 and variant.average_weight(981) == 1.0
+    assert settings.street(1).config.skip == 0
