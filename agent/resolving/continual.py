@@ -197,8 +197,9 @@ def average_root_reach(solution: Solution) -> torch.Tensor:
     """``[2, H]`` the root reach that the average strategy carries to every node's average reach.
 
     The gadget player's root reach changes every iteration (``root_reach`` is its last iterate,
-    which can be far from the average: measured at pre-flop re-solves, a quarter of the
-    opponent's range at a leaf); our own is the range we came with. When our decision is below
+    which can be far from the average: at pre-flop re-solves facing a raise, the opponent's
+    range at a leaf moved by a total variation of 0.06-0.68, the median over the leaves, docs/
+    results.md "Four re-solving fixes"); our own is the range we came with. When our decision is below
     the opponent's action at the root, the average reach there is divided by the average
     strategy of that action (the average strategy is reach-weighted, so this is exact)."""
     result = solution.result
