@@ -28,7 +28,7 @@ from protocol.bot import BaseBot
 from protocol.gamedef import DeckConvention, Game
 from protocol.logs import get_logger
 from protocol.matchstate import MatchState
-from protocol.state import CALL, FOLD, Action, ActionKind
+from protocol.state import CALL, FOLD, Action, ActionKind, HandState
 
 log = get_logger("bot")
 
@@ -202,7 +202,7 @@ class DeepStackBot(BaseBot):
             # the hand's re-solving state is lost: check, or fold to a bet (as out of time), so a
             # broken hand costs at most what is in the pot already
             self._degraded = True
-            action = CALL if view.state.amount_to_call() == 0 else FOLD
+            action = check_or_fold(view.state)
             log.error(
                 "decision_failed",
                 hand=view.hand_id,
@@ -218,7 +218,7 @@ class DeepStackBot(BaseBot):
         """No time left for a re-solve: check, or fold to a bet; the rest of the hand is played
         the same way (its re-solving state is not kept up to date any more)."""
         self._starved = True
-        action = CALL if view.state.amount_to_call() == 0 else FOLD
+        action = check_or_fold(view.state)
         log.warning(
             "out_of_time", hand=view.hand_id, street=view.state.round, betting=view.state.betting_string(), action=str(action)
         )
@@ -252,3 +252,8 @@ class DeepStackBot(BaseBot):
             cards=cards_to_str(view.our_cards),
             betting=state.betting_string(),
         )
+
+
+def check_or_fold(state: HandState) -> Action:
+    """The answer that costs nothing more: check, or fold to a bet (no re-solve behind it)."""
+    return CALL if state.amount_to_call() == 0 else FOLD

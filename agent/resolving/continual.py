@@ -523,12 +523,8 @@ class ContinualResolver:
             # outcomes below it) are all 0, so the range and the opponent's values stay as they
             # were, upper bounds of what the opponent can get
             mem.last_action = None
-        if decision.opp_first is not None and mem.opp_range is not None:
-            actions, strategy, taken = decision.opp_first
-            k = nearest_action(actions, taken)  # the re-solve's tree offers the action taken
-            updated = mem.opp_range * strategy[k] if k is not None else mem.opp_range
-            if updated.sum() > 0:
-                mem.opp_range = updated / updated.sum()
+        if decision.opp_first is not None:
+            self._opponent_took(*decision.opp_first)
         mem.opp_strategies = decision.opp_strategies  # the opponent's replies are modelled by this re-solve
         mem.last = decision
         mem.history.append(str(action))
@@ -560,14 +556,19 @@ class ContinualResolver:
             known = mem.opp_strategies.get(before)
             if known is None:
                 continue  # a node outside our last lookahead: the estimate stays as it is
-            actions, strategy = known
-            i = nearest_action(actions, state.actions[r][k])
-            if i is None:
-                continue
-            updated = mem.opp_range * strategy[i]
-            if updated.sum() > 0:  # an action our model never takes leaves the estimate alone
-                mem.opp_range = updated / updated.sum()
+            self._opponent_took(*known, state.actions[r][k])
         mem.actions_seen = len(history)
+
+    def _opponent_took(self, actions: list[Action], strategy: np.ndarray, taken: Action) -> None:
+        """Bayes' rule on the estimate: the opponent took ``taken`` where our model of its play is
+        ``strategy`` over ``actions`` (the nearest size standing in for a bet off the tree)."""
+        mem = self._memory()
+        i = nearest_action(actions, taken)
+        if i is None or mem.opp_range is None:
+            return
+        updated = mem.opp_range * strategy[i]
+        if updated.sum() > 0:  # an action our model never takes leaves the estimate alone
+            mem.opp_range = updated / updated.sum()
 
     # ------------------------------------------------------------------ chance
     def _catch_up_chance(self, state: HandState) -> None:
