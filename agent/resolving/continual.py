@@ -423,9 +423,9 @@ class ContinualResolver:
         self._catch_up_chance(state)
         key = (mem.position, state.betting_string())
         cacheable = self._cache is not None and len(state.board) == 0
-        if cacheable and key in self._cache:  # type: ignore[operator]
-            self._cache.move_to_end(key)  # type: ignore[union-attr]
-            decision = replace(self._cache[key], cached=True)  # type: ignore[index]
+        hit = self._cached(key) if cacheable else None
+        if hit is not None:
+            decision = hit
         else:
             decision = self._resolve(state, deadline)
             # a re-solve the clock cut short is played once, not kept for the rest of the match
@@ -438,6 +438,22 @@ class ContinualResolver:
         mem.last_action = None
         mem.board_at_last = tuple(state.board)
         return decision
+
+    def _cached(self, key: tuple) -> Decision | None:
+        """The cached decision at ``key`` if it was solved from the range we hold now, else None
+        (and it leaves the cache). An earlier decision on the same line that was evicted, or cut
+        short by the clock, and solved again may lead here with another range; the cached
+        strategy would then be played for hands in proportions it was not solved for."""
+        assert self._cache is not None
+        mem = self._memory()
+        hit = self._cache.get(key)
+        if hit is None:
+            return None
+        if not np.allclose(hit.our_range, mem.our_range, rtol=1e-4, atol=1e-6):
+            del self._cache[key]
+            return None
+        self._cache.move_to_end(key)
+        return replace(hit, cached=True)
 
     def _resolve(self, state: HandState, deadline: float | None) -> Decision:
         mem = self._memory()

@@ -12,7 +12,7 @@ import torch
 from agent.bots.config import BotConfig, Config, LeducBotConfig
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.nets.manifest import ModelError, load_value_net
-from agent.resolving.continual import ContinualResolver, ResolveSettings, nearest_action, sample_action
+from agent.resolving.continual import ContinualResolver, Decision, ResolveSettings, nearest_action, sample_action
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import FCPA, bet_actions
@@ -117,6 +117,32 @@ def test_a_first_round_decision_cut_short_by_the_clock_is_not_cached(leduc_limit
     assert not resolver.decide(state).cached  # solved again, in full this time
     full = resolver.decide(state)
     assert full.cached and full.iterations == 60
+
+
+def test_a_cached_first_round_decision_is_played_only_from_the_range_it_was_solved_for(leduc_limit: Game) -> None:
+    space, resolver = make(leduc_limit)
+    state = HandState.initial(leduc_limit)
+    line = state.apply(LIMIT_RAISE).apply(LIMIT_RAISE)
+
+    def reach_second_decision(tilt: bool) -> Decision:
+        resolver.start_hand(0)
+        resolver.act(resolver.decide(state), LIMIT_RAISE)
+        mem = resolver.memory
+        assert mem is not None
+        if tilt:  # as if the first decision had been solved again (evicted, or cut by the clock) differently
+            mem.our_range = mem.our_range * np.linspace(0.5, 1.5, mem.our_range.size)
+            mem.our_range /= mem.our_range.sum()
+        resolver.observe(line)
+        return resolver.decide(line)
+
+    first = reach_second_decision(tilt=False)
+    assert not first.cached
+    assert reach_second_decision(tilt=False).cached
+    tilted = reach_second_decision(tilt=True)
+    assert not tilted.cached  # solved again from the range we hold
+    assert np.allclose(tilted.our_range, resolver.memory.our_range, atol=1e-6)  # type: ignore[union-attr]
+    assert reach_second_decision(tilt=True).cached  # the new one replaced it
+    assert not reach_second_decision(tilt=False).cached
 
 
 def test_lbr_peeks_at_hypothetical_bets_leave_the_estimate_alone(leduc_limit: Game) -> None:
