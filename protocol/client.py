@@ -3,7 +3,9 @@
 The client is deliberately small (transport + parser + bot). It owns two guarantees the
 bot cannot break: a bad line from the dealer is logged and skipped instead of crashing
 the match, and the action sent is always legal, because an exception or an illegal
-action from the bot is replaced (and logged as an error) by the nearest legal action.
+action from the bot is replaced (and logged as an error) by the nearest legal action. The
+one bad line that ends the match is a state of another shipped game: the seat was started
+with the wrong ``--game``, and every later line would be misread or go unanswered.
 Lines are bounded (:data:`MAX_LINE_BYTES`, on both sides of the wire: the dealer reads
 with the same :class:`LineBuffer`), so a peer that never ends a line cannot fill memory.
 """
@@ -13,9 +15,10 @@ from __future__ import annotations
 import socket
 import time
 from dataclasses import dataclass
+from functools import cache
 
 from protocol.bot import Bot
-from protocol.gamedef import Game
+from protocol.gamedef import SHORT_NAMES, Game, load_game
 from protocol.logs import get_logger, process_seconds
 from protocol.matchstate import MatchState, MatchStateError, parse_matchstate
 from protocol.state import CALL, LIMIT_RAISE, Action, ActionKind, raise_to
@@ -101,7 +104,8 @@ class ClientSummary:
     bad_lines: int = 0
     fallback_actions: int = 0
     #: how the match ended: ``complete`` (the dealer closed after a finished hand), ``lost`` (the
-    #: connection ended or broke in the middle of a hand), ``silent`` (no line within the read timeout)
+    #: connection ended or broke in the middle of a hand), ``silent`` (no line within the read
+    #: timeout), ``wrong_game`` (the dealer's states are those of another shipped game)
     ended: str = "complete"
     #: the last state the dealer sent: its hand number, and whether that hand was still being played
     last_hand: int | None = None
@@ -153,6 +157,8 @@ def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
         log.exception("bot_error", hand=view.hand_id, betting=state.betting_string())
         return CALL, True
     if isinstance(action, Action) and state.is_legal(action):
+        if state.game.is_limit and action.kind is ActionKind.RAISE:
+            return LIMIT_RAISE, False  # a limit raise's size is implied: the wire says `r` alone
         return action, False
     fallback = CALL
     bounds = state.raise_bounds()
@@ -218,16 +224,20 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
             received = time.perf_counter()
             for line in buffer.feed(data):
                 reply = _handle_line(line, game, bot, summary)
+                if summary.ended == "wrong_game":
+                    break
                 if reply is not None:
                     try:
                         sock.sendall(reply.encode("ascii") + b"\r\n")
                     except OSError as exc:
                         summary.ended, summary.error = "lost", f"sending our action failed: {exc}"
-                        return summary
+                        break
                     summary.think_seconds += time.perf_counter() - received
                     if summary.decisions == 1:
                         log.info("startup", phase="first_action", since_process_start_s=process_seconds())
                     received = time.perf_counter()
+            if summary.ended != "complete":  # a line above ended the match
+                break
     finally:
         sock.close()
         bot.end_match()
@@ -247,6 +257,26 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
     return summary
 
 
+@cache
+def _shipped(name: str) -> Game:
+    return load_game(name)
+
+
+def shipped_game_of(line: str, game: Game) -> str | None:
+    """The short name of a shipped game, other than ``game``, of which ``line`` is a state (a
+    dealer started with another game than ours), else None."""
+    for name in SHORT_NAMES:
+        other = _shipped(name)
+        if other.name == game.name:
+            continue
+        try:
+            parse_matchstate(line, other)
+        except MatchStateError:
+            continue
+        return name
+    return None
+
+
 def _handle_line(line: str | LineTooLong, game: Game, bot: Bot, summary: ClientSummary) -> str | None:
     """Process one line from the dealer; return the reply line if we must act."""
     if isinstance(line, LineTooLong):
@@ -260,6 +290,13 @@ def _handle_line(line: str | LineTooLong, game: Game, bot: Bot, summary: ClientS
     except MatchStateError as exc:
         summary.bad_lines += 1
         log.error("bad_matchstate", line=printable(exc.line), reason=printable(exc.reason))
+        other = shipped_game_of(line, game)
+        if other is not None:
+            summary.ended = "wrong_game"
+            summary.error = (
+                f"the dealer's state {printable(line)!r} is not one of game {game.name} ({printable(exc.reason)}) "
+                f"but one of game {other}: start the seat with --game {other}"
+            )
         return None
     try:
         bot.observe(view)

@@ -196,6 +196,13 @@ class TimeConfig:
     #: fraction of the allowance banked (the rest covers I/O and other programs) and of each share used
     safety: float = 0.7
 
+    def __post_init__(self) -> None:
+        for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"{key}: {getattr(self, key)} is not positive")
+        if not 0.0 < self.safety <= 1.0:  # above 1 the bot plans more time than the dealer gives
+            raise ConfigError(f"safety: {self.safety} is not in (0, 1]")
+
 
 @dataclass(frozen=True)
 class BlueprintBotConfig:

@@ -59,15 +59,17 @@ log = get_logger("play")
 def _load_game_or_exit(text: str) -> Game:
     try:
         return load_game(text)
-    except GameDefError as exc:
-        raise SystemExit(f"deepstack: error: {exc}") from None
+    except GameDefError as exc:  # exit 2, as every command's bad arguments
+        print(f"deepstack: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 # ---------------------------------------------------------------------- play
 PLAY_EPILOG = """exit codes:
   0  the match ended: the dealer closed the connection after a finished hand
   1  the dealer could not be reached (nothing listening within client.connect_timeout_s)
-  2  bad arguments, config, game file or model file
+  2  bad arguments, config, game file or model file; or --game is not the dealer's game (a
+     state of another shipped game arrived: the error names it)
   3  the connection was lost in the middle of a hand (the dealer died or closed it)
   4  the dealer sent nothing for client.read_timeout_s seconds (off unless set)
 In 3 and 4 the summary line is printed, the error names the hand and its betting, and the logs
@@ -79,7 +81,7 @@ example (seat 1 of that dealer):
   deepstack play --host 127.0.0.1 --port 18791 --game hunl --log-json decisions.jsonl"""
 
 #: exit status of ``deepstack play`` by how the match ended
-PLAY_EXIT = {"complete": 0, "lost": 3, "silent": 4}
+PLAY_EXIT = {"complete": 0, "lost": 3, "silent": 4, "wrong_game": 2}
 
 
 def _add_play(sub: argparse._SubParsersAction) -> None:

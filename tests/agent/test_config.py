@@ -46,6 +46,10 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"bot": {"hunl": {"net_precision": "half"}}}, "bot.hunl.net_precision: 'half' is not one of"),
         ({"bot": {"hunl": {"flop": {"skip": 60}}}}, "bot.hunl.flop.skip: 60 must be >= 0 and below the iterations (60)"),
         ({"bot": {"hunl": {"river": {"skip": -1}}}}, "bot.hunl.river.skip: -1 must be >= 0"),
+        ({"bot": {"time": {"safety": 1.5}}}, "bot.time.safety: 1.5 is not in (0, 1]"),
+        ({"bot": {"time": {"safety": 0}}}, "bot.time.safety: 0.0 is not in (0, 1]"),
+        ({"bot": {"time": {"t_per_hand_ms": 0}}}, "bot.time.t_per_hand_ms: 0 is not positive"),
+        ({"bot": {"time": {"t_response_ms": -5}}}, "bot.time.t_response_ms: -5 is not positive"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

@@ -72,9 +72,11 @@ def test_match_refuses_bad_seats(argv: list[str], message: str, capsys: pytest.C
     assert message in capsys.readouterr().err
 
 
-def test_match_refuses_unknown_game() -> None:
-    with pytest.raises(SystemExit, match="no such game file"):
+def test_match_refuses_unknown_game(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
         main(["match", "nonsense-game", "10", "call", "call"])
+    assert exit_.value.code == 2  # bad arguments, as --help's exit codes say
+    assert "deepstack: error: nonsense-game: no such game file" in capsys.readouterr().err
 
 
 def test_start_timeout_aborts_a_seat_that_never_connects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -158,6 +158,24 @@ class Overbetting(BaseBot):
         return raise_to(10**6)
 
 
+def test_the_states_of_another_shipped_game_end_the_match_at_once(hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
+    """A seat started with --game hunl against a limit dealer: the first limit raise is not a
+    no-limit state. Skipping it would leave the dealer waiting for our reply (its per-reply
+    limit, 10 minutes by default) and every later line misread; the seat stops, saying why."""
+    from agent.cli.main import main
+
+    limit_hand = [("MATCHSTATE:0:2::8d9h|", None), ("MATCHSTATE:0:2:r:8d9h|", None), ("MATCHSTATE:0:2:rc/:8d9h|/TsQh8c", None)]
+    summary = run_peer(Peer(limit_hand), CallBot(), hunl)
+    assert summary.ended == "wrong_game" and summary.bad_lines == 1 and summary.decisions == 0
+    assert "is not one of game hunl" in summary.error and "start the seat with --game hul" in summary.error
+    peer = Peer(limit_hand)
+    t = threading.Thread(target=peer.serve, daemon=True)
+    t.start()
+    assert main(["play", "--bot", "call", "--port", str(peer.port)]) == 2
+    t.join(5)
+    assert "the match did not finish (wrong_game) in hand 2 at betting ''" in capsys.readouterr().err
+
+
 def test_bot_errors_and_illegal_actions_are_replaced(hunl: Game) -> None:
     peer = Peer(HAND[:3])
     summary = run_peer(peer, Exploding(), hunl)
@@ -166,6 +184,20 @@ def test_bot_errors_and_illegal_actions_are_replaced(hunl: Game) -> None:
     peer = Peer(HAND[:3])
     summary = run_peer(peer, Overbetting(), hunl)
     assert [r.rsplit(":", 1)[1] for r in peer.replies] == ["r20000", "r20000"]
+
+
+def test_a_sized_limit_raise_goes_out_as_r_alone(hul: Game) -> None:
+    """The bot may give a limit raise its raise-to amount (legal); the wire form is ``r``."""
+    from protocol.client import safe_action
+    from protocol.matchstate import parse_matchstate
+
+    class SizedLimitRaise(BaseBot):
+        def act(self, view: MatchState) -> Action:
+            return raise_to(view.state.raise_bounds()[0])  # type: ignore[index]
+
+    view = parse_matchstate("MATCHSTATE:1:0::|8d9h", hul)
+    action, replaced = safe_action(SizedLimitRaise(), view)
+    assert str(action) == "r" and not replaced
 
 
 def test_connect_retries_until_the_dealer_listens(hunl: Game) -> None:

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 from protocol.actions import correct_action
 from protocol.bot import BaseBot
-from protocol.client import MAX_LINE_BYTES, ClientSummary, LineBuffer, LineTooLong, _handle_line, play
+from protocol.client import MAX_LINE_BYTES, ClientSummary, LineBuffer, LineTooLong, _handle_line, play, shipped_game_of
 from protocol.dealer import judge_response
 from protocol.gamedef import Game, load_game
 from protocol.matchstate import MatchState, MatchStateError, format_matchstate, parse_matchstate
@@ -419,9 +419,11 @@ class HostileDealer:
         return lines[1:-1]
 
 
-def expected_client(stream: bytes, game: Game) -> tuple[list[str], int, bool]:
+def expected_client(stream: bytes, game: Game) -> tuple[list[str], int, str]:
     """From the stream alone: the lines the client must answer, how many it must reject, and
-    whether the last state it accepted was in the middle of a hand."""
+    how the match ends: ``wrong_game`` at the first rejected line that is a state of another
+    shipped game, else ``lost`` or ``complete`` as the last state it accepted was in the middle
+    of a hand or not."""
     answer, bad, in_hand = [], 0, False
     for line in LineBuffer().feed(stream):
         if isinstance(line, LineTooLong):
@@ -433,11 +435,13 @@ def expected_client(stream: bytes, game: Game) -> tuple[list[str], int, bool]:
             view = parse_matchstate(line, game)
         except MatchStateError:
             bad += 1
+            if shipped_game_of(line, game) is not None:
+                return answer, bad, "wrong_game"
             continue
         in_hand = not view.state.finished
         if view.is_our_turn:
             answer.append(line)
-    return answer, bad, in_hand
+    return answer, bad, ("lost" if in_hand else "complete")
 
 
 @settings(FUZZ, max_examples=40)
@@ -453,12 +457,12 @@ def test_client_over_tcp_answers_legally_and_ends_cleanly(seed: int, game_name: 
     with structlog.testing.capture_logs():
         summary = play(game, WildBot(seed), "127.0.0.1", peer.port, connect_timeout=10, read_timeout=20)
     replies = peer.replies()
-    answer, bad, in_hand = expected_client(stream, game)
+    answer, bad, ended = expected_client(stream, game)
     assert [r.rsplit(":", 1)[0] for r in replies] == answer
     for line, reply in zip(answer, replies):
         check_client_reply(line, reply, game)
     assert summary.bad_lines == bad and summary.decisions == len(answer)
-    assert summary.ended == ("lost" if in_hand else "complete"), summary
+    assert summary.ended == ended, summary
     counts = COUNTS["client.tcp"]
     counts["lines"] += stream.count(b"\n")
     counts["rejected"] += bad
@@ -472,7 +476,8 @@ def test_deepstack_play_ends_with_a_documented_exit_status(
     seed: int, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The command itself (``deepstack play``, the random bot) against a hostile dealer: exit 0 when
-    the dealer closes after a finished hand, 3 (with the hand named) in the middle of one."""
+    the dealer closes after a finished hand, 3 (with the hand named) in the middle of one, 2 at a
+    state of another shipped game."""
     from agent.cli.main import main
 
     rng = random.Random(seed)
@@ -487,12 +492,12 @@ def test_deepstack_play_ends_with_a_documented_exit_status(
     capsys.readouterr()
     code = main(["play", "--game", game_name, "--bot", "random", "--port", str(peer.port), "--config", str(config)])
     out, err = capsys.readouterr()
-    answer, bad, in_hand = expected_client(stream, GAMES[game_name])
+    answer, bad, ended = expected_client(stream, GAMES[game_name])
     assert len(peer.replies()) == len(answer)
-    assert code == (3 if in_hand else 0), err
+    assert code == {"complete": 0, "lost": 3, "wrong_game": 2}[ended], err
     assert "hands=" in out
     if code:
-        assert "deepstack play: error: the match did not finish (lost) in hand" in err
+        assert f"deepstack play: error: the match did not finish ({ended})" in err
     counts = COUNTS["client.cli"]
     counts["lines"] += stream.count(b"\n")
     counts["rejected"] += bad
