@@ -83,7 +83,7 @@ class DeepStackBot(BaseBot):
         log.info("startup", phase="models_loaded", seconds=round(time.monotonic() - started, 2))
         path = self.bot_config.start_cache
         self._cache_path = Path(path) if path else None
-        self._cache_key = start_key(game, self.bot_config, self.device) if path else ""
+        self._cache_key = start_key(game, self.bot_config) if path else ""
         saved = load_start_cache(self._cache_path, self._cache_key) if self._cache_path else None
         if saved is not None:
             for convention, data in saved.items():

@@ -3,8 +3,10 @@
 The first state of every hand is the same, so its re-solves (one per position and deck
 convention) are solved once and saved with the key of what they depend on: the game, the
 bot's settings (model files by their sha256, not their path, so a checkout and an installed
-package agree), the device and the source of the code that solves them. A file made by other
-settings or code is ignored with a warning, never used. Shipped caches live under ``models/``,
+package agree) and the source of the code that solves them. A file made by other settings or
+code is ignored with a warning, never used. The device is not part of the key: CPU and CUDA
+re-solves of the same settings differ in rounding only (as CPUs with and without bfloat16 do),
+so the shipped cache, made on a CPU, also starts a bot on a GPU at once. Shipped caches live under ``models/``,
 are listed in its manifest and are checked by their sha256 before they are unpickled; the bot
 never writes there (``deepstack prepare`` does).
 """
@@ -77,9 +79,9 @@ def fingerprint(settings: Any) -> Any:
     return repr(settings)
 
 
-def start_key(game: Game, settings: Any, device: str) -> str:
+def start_key(game: Game, settings: Any) -> str:
     """What a start cache depends on, as one sha256."""
-    parts = [game.to_text(), repr(fingerprint(settings)), device, code_digest()]
+    parts = [game.to_text(), repr(fingerprint(settings)), code_digest()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

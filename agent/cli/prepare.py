@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         bot = DeepStackBot(game, config)
         decisions = bot.prepare_first_round(args.first_round)
         seconds = time.monotonic() - start
-        save_start_cache(out, start_key(game, section, bot.device), bot.export_start(), allow_shipped=True)
+        save_start_cache(out, start_key(game, section), bot.export_start(), allow_shipped=True)
     except (ValueError, ModelError) as exc:
         print(f"deepstack prepare: error: {exc}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ def test_shipped_start_cache_matches_the_default_settings_and_code(game_name: st
     path, _ = checked_file(section.start_cache)  # listed in the manifest, sha256 intact
     with open(path, "rb") as f:
         saved = pickle.load(f)
-    assert saved["key"] == start_key(game, section, "cpu"), (
+    assert saved["key"] == start_key(game, section), (
         f"{path} is stale: remake it with `deepstack prepare {game_name} --out models/start/{path.name} --solve`"
     )
 
@@ -49,14 +49,13 @@ def test_default_bot_starts_from_the_shipped_cache() -> None:
 def test_key_follows_settings_and_model_contents_not_paths(tmp_path: Path) -> None:
     game = load_game("leduc")
     section = load_config().bot.leduc
-    key = start_key(game, section, "cpu")
+    key = start_key(game, section)
     copy = tmp_path / "net.pt"
     copy.write_bytes(Path(section.value_net).read_bytes())
-    assert start_key(game, replace(section, value_net=str(copy), start_cache="elsewhere.pkl"), "cpu") == key
-    assert start_key(game, replace(section, iterations=section.iterations + 1), "cpu") != key
+    assert start_key(game, replace(section, value_net=str(copy), start_cache="elsewhere.pkl")) == key
+    assert start_key(game, replace(section, iterations=section.iterations + 1)) != key
     copy.write_bytes(copy.read_bytes() + b"\0")
-    assert start_key(game, replace(section, value_net=str(copy)), "cpu") != key
-    assert start_key(game, section, "cuda") != key
+    assert start_key(game, replace(section, value_net=str(copy))) != key
 
 
 class _Marker:
