@@ -175,8 +175,12 @@ class DeepStackBot(BaseBot):
             except Exception:
                 log.exception("observe_failed", hand=view.hand_id, betting=view.state.betting_string())
                 self._degraded = True
-        if view.state.finished:  # nobody's clock runs now: keep the resident memory flat
+        if view.state.finished:  # keep the resident memory flat
+            # the dealer may already have sent the next hand's first line, and when we act first
+            # our clock runs: the next hand pays for the trim, as the first one pays for start-up
+            trim = time.monotonic()
             release_free_memory()
+            self._unpaid_s += time.monotonic() - trim
 
     def act(self, view: MatchState) -> Action:
         if self._seat is None or view.hand_id != self._hand:

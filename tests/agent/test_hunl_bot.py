@@ -74,6 +74,25 @@ def test_bot_answers_every_sample_matchstate_legally(hunl: Game, fast_bot: DeepS
     assert len(trims) == summary.hands > 0
 
 
+def test_the_memory_trim_after_a_hand_is_paid_by_the_next(
+    hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trim at a hand's end may run while the dealer's clock does (the next hand's first
+    line may be ours): its seconds are charged to the next hand, as start-up is to the first."""
+    import time
+
+    monkeypatch.setattr("agent.bots.deepstack.release_free_memory", lambda: time.sleep(0.05) or True)
+    summary = ClientSummary()
+    lines = iter(dealer_lines())
+    for line in lines:
+        _handle_line(line, hunl, fast_bot, summary)
+        if parse_matchstate(line, hunl).state.finished:
+            break
+    before = fast_bot.timing.used_s
+    _handle_line(next(lines), hunl, fast_bot, summary)  # the next hand's first line
+    assert fast_bot.timing.used_s - before >= 0.05
+
+
 def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decision that raises (out of memory, a bug) is answered as one out of time: check, or
     fold to a bet (a broken hand costs at most what is in the pot), and the match goes on."""
