@@ -216,10 +216,12 @@ def run_aivat(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Estimate]:
     """Play ``hands`` hands (pairs with the same cards and seats swapped when ``duplicate``) and
-    return the raw, duplicate and AIVAT estimates of our winnings per hand, in chips."""
+    return the raw, duplicate and AIVAT estimates of our winnings per hand, in chips. With
+    ``duplicate`` the per-hand intervals (``raw``, ``aivat``) count the two hands of a pair as
+    independent, which they are not: ``duplicate`` and ``aivat duplicate`` average each pair first."""
     space = ours.space
     rng = np.random.default_rng(seed)
-    raw, corrected, pairs = [], [], []
+    raw, corrected, pairs, corrected_pairs = [], [], [], []
     deal = None
     for h in range(hands):
         if not duplicate or h % 2 == 0:
@@ -231,11 +233,13 @@ def run_aivat(
         r, a = aivat_value(trace, our_pos, value)
         raw.append(r)
         corrected.append(a)
-        if duplicate and h % 2 == 1:
+        if duplicate and h % 2 == 1:  # the two hands of a pair share their cards: one sample
             pairs.append(0.5 * (raw[-1] + raw[-2]))
+            corrected_pairs.append(0.5 * (corrected[-1] + corrected[-2]))
         if progress is not None:
             progress(1)
     out = {"raw": estimate(raw), "aivat": estimate(corrected)}
     if duplicate and pairs:
         out["duplicate"] = estimate(pairs)
+        out["aivat duplicate"] = estimate(corrected_pairs)
     return out

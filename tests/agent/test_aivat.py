@@ -76,9 +76,10 @@ def test_simulated_match_estimates(equilibrium: StrategyProvider) -> None:
     space = equilibrium.space
     opp = RandomProvider(space)
     result = run_aivat(space.game, equilibrium, opp, ProfileValue(space, [equilibrium, equilibrium]), 600, seed=4)
-    assert set(result) == {"raw", "aivat", "duplicate"}
+    assert set(result) == {"raw", "aivat", "duplicate", "aivat duplicate"}
     assert result["aivat"].std < result["raw"].std
-    assert result["duplicate"].n == 300
+    assert result["duplicate"].n == 300 and result["aivat duplicate"].n == 300
+    assert result["aivat duplicate"].mean == pytest.approx(result["aivat"].mean)
     assert result["raw"].mean == pytest.approx(result["duplicate"].mean)
     assert abs(result["aivat"].mean - result["raw"].mean) < result["raw"].ci95
 
