@@ -13,7 +13,8 @@ import numpy as np
 from tqdm import tqdm
 
 from agent.bots.config import ConfigError, load_config
-from agent.bots.settings import check_models, leduc_settings
+from agent.bots.settings import check_models, leduc_settings, section_key
+from agent.bots.start_cache import start_key
 from agent.cli.common import GAME_HELP, HelpFormatter, example
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
@@ -34,7 +35,7 @@ from agent.solver.tree import FCPA
 from agent.training.heldout import score_networks
 from agent.training.promote import record_check
 from protocol.dealer_log import dealer_logs, one_game, parse_state_line
-from protocol.gamedef import GameDefError, load_game
+from protocol.gamedef import Game, GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
 
 #: one example per tool (each --help ends with it)
@@ -578,6 +579,13 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bot_key(game: Game, config_path: str | None) -> str:
+    """What the DeepStack bot's play depends on (the start cache's key: the game, the bot's
+    settings, its model files by sha256 and the solving code), so a folder of chunks is not
+    resumed by a changed bot."""
+    return start_key(game, getattr(load_config(config_path).bot, section_key(game)))
+
+
 def check_lbr_run(out: Path, run: dict) -> None:
     """Chunks in ``out`` are only resumed by the run that wrote them: a folder records its game,
     bot, setting, seed, bot settings and way of dealing, and another run is refused once chunks
@@ -600,7 +608,13 @@ def check_lbr_run(out: Path, run: dict) -> None:
                 "Use another --out (a folder whose chunks were all written at or after 1eb3959 resumes after adding "
                 '"deals": "per-hand" to its run.json)'
             )
-        diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if stored.get(k) != v]
+        if "bot_key" in stored and stored["bot_key"] != run.get("bot_key"):
+            raise ValueError(
+                f"{out}: its chunks were played by another bot (its code, settings or model files have changed since: "
+                "bot_key in run.json); new chunks would mix two bots. Use another --out"
+            )
+        # a folder written before bot_key was recorded resumes on the other keys alone
+        diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if k != "bot_key" and stored.get(k) != v]
         if diff:
             raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
         return
@@ -629,6 +643,7 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
                     "config": args.config,
                     "iterations": args.iterations,
                     "deals": DEAL_SCHEME,
+                    **({"bot_key": _bot_key(game, args.config)} if args.bot == "deepstack" else {}),
                 },
             )
     except (GameDefError, ConfigError, ModelError, ValueError) as exc:
