@@ -6,9 +6,9 @@ bot's settings (model files by their sha256, not their path, so a checkout and a
 package agree) and the source of the code that solves them. A file made by other settings or
 code is ignored with a warning, never used. The device is not part of the key: CPU and CUDA
 re-solves of the same settings differ in rounding only (as CPUs with and without bfloat16 do),
-so the shipped cache, made on a CPU, also starts a bot on a GPU at once. Shipped caches live under ``models/``,
-are listed in its manifest and are checked by their sha256 before they are unpickled; the bot
-never writes there (``deepstack prepare`` does).
+so the shipped cache, made on a CPU, also starts a bot on a GPU at once. Shipped caches live
+under ``models/``, are listed in its manifest and are checked by their sha256 before they are
+unpickled; the bot never writes there (``deepstack prepare`` does).
 """
 
 from __future__ import annotations

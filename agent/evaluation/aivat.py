@@ -221,7 +221,7 @@ def run_aivat(
     independent, which they are not: ``duplicate`` and ``aivat duplicate`` average each pair first."""
     space = ours.space
     rng = np.random.default_rng(seed)
-    raw, corrected, pairs, corrected_pairs = [], [], [], []
+    raw, corrected = [], []
     deal = None
     for h in range(hands):
         if not duplicate or h % 2 == 0:
@@ -233,13 +233,11 @@ def run_aivat(
         r, a = aivat_value(trace, our_pos, value)
         raw.append(r)
         corrected.append(a)
-        if duplicate and h % 2 == 1:  # the two hands of a pair share their cards: one sample
-            pairs.append(0.5 * (raw[-1] + raw[-2]))
-            corrected_pairs.append(0.5 * (corrected[-1] + corrected[-2]))
         if progress is not None:
             progress(1)
     out = {"raw": estimate(raw), "aivat": estimate(corrected)}
-    if duplicate and pairs:
-        out["duplicate"] = estimate(pairs)
-        out["aivat duplicate"] = estimate(corrected_pairs)
+    paired = len(raw) // 2 * 2
+    if duplicate and paired:  # the two hands of a pair share their cards: one sample
+        out["duplicate"] = estimate(0.5 * (np.array(raw[0:paired:2]) + np.array(raw[1:paired:2])))
+        out["aivat duplicate"] = estimate(0.5 * (np.array(corrected[0:paired:2]) + np.array(corrected[1:paired:2])))
     return out
