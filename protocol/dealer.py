@@ -22,6 +22,7 @@ import select
 import socket
 import sys
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ import numpy as np
 from protocol.actions import correct_action
 from protocol.client import LineBuffer, LineTooLong, printable
 from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
-from protocol.matchstate import MatchStateError, format_matchstate, format_state_line, parse_matchstate
+from protocol.matchstate import MatchState, MatchStateError, format_matchstate, format_state_line, parse_matchstate
 from protocol.state import HandState
 
 DEFAULT_T_RESPONSE_MS = 600_000
@@ -45,6 +46,17 @@ class DealerAbort(RuntimeError):
     """The match cannot go on (disconnect, timeout, bad version line)."""
 
 
+def check_name(name: str, what: str, separators: str = ":|") -> None:
+    """Refuse a name the log cannot hold: player names are fields of ``STATE``/``SCORE`` lines
+    (``separators`` split them) and the match name is a word of the log's header, all ASCII."""
+    if not name:
+        raise ValueError(f"bad {what}: it is empty")
+    for c in name:
+        if not (c.isascii() and c.isprintable()) or c.isspace() or c in separators:
+            rule = "printable ASCII, no spaces" + "".join(f", no {x!r}" for x in separators)
+            raise ValueError(f"bad {what} '{printable(name)}': '{printable(c)}' is not allowed ({rule})")
+
+
 @dataclass(frozen=True)
 class Deal:
     hole_cards: tuple[tuple[int, ...], ...]
@@ -53,7 +65,7 @@ class Deal:
 
 def deal_hand(game: Game, deck: Sequence[int], seed: int, hand_id: int) -> Deal:
     """The cards of hand ``hand_id``: a function of ``(seed, hand_id)`` only."""
-    rng = np.random.default_rng([seed & 0xFFFFFFFF, hand_id])
+    rng = np.random.default_rng([seed, hand_id])
     order = rng.permutation(np.asarray(deck, dtype=np.int64))
     k = game.num_hole_cards
     holes = tuple(tuple(int(c) for c in order[p * k : (p + 1) * k]) for p in range(game.num_players))
@@ -95,6 +107,8 @@ class SeatStats:
 
     total: float = 0.0
     corrections: int = 0
+    #: replies skipped with a warning (unreadable, not the state sent, too long)
+    ignored: int = 0
     decisions: int = 0
     think_us: int = 0
     max_hand_us: int = 0
@@ -164,6 +178,11 @@ class Dealer:
             raise ValueError(f"{len(config.ports)} ports given for {config.game.num_players} players")
         if config.hands <= 0:
             raise ValueError(f"invalid number of hands {config.hands}")
+        if not 0 <= config.seed < 2**32:
+            raise ValueError(f"invalid seed {config.seed}: the deal's seed is 0..{2**32 - 1}")
+        check_name(config.match_name, "match name", separators="")
+        for name in config.names:
+            check_name(name, "player name")
         self.config = config
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -171,6 +190,7 @@ class Dealer:
         self.listeners: list[socket.socket] = []
         self.ports: tuple[int, ...] = ()
         self.deck = config.game.deck(config.deck)
+        self._stop_start: str | None = None
 
     # ------------------------------------------------------------------ set-up
     def open(self) -> tuple[int, ...]:
@@ -201,16 +221,29 @@ class Dealer:
         self.err.write(text + "\n")
         self.err.flush()
 
+    def stop_waiting(self, reason: str) -> None:
+        """Called from another thread (a local match whose seat program died before connecting):
+        the dealer, if still waiting for seats, aborts with ``reason`` instead of waiting on."""
+        self._stop_start = reason
+
     def _accept(self) -> list[_Seat]:
+        """Each seat's connection in seat order; each listening socket is closed once its seat is
+        taken, so a second client on that port is refused at once (as the ACPC dealer does)."""
         timeout = self.config.start_timeout_ms / 1000.0 if self.config.start_timeout_ms > 0 else None
         deadline = None if timeout is None else time.monotonic() + timeout
         seats = []
         for i, listener in enumerate(self.listeners):
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([listener], [], [], remaining)
-            if not ready:
-                raise DealerAbort(f"seat {i + 1} did not connect within the start timeout")
+            while True:
+                if self._stop_start is not None:
+                    raise DealerAbort(self._stop_start)
+                remaining = 0.2 if deadline is None else min(0.2, max(0.0, deadline - time.monotonic()))
+                ready, _, _ = select.select([listener], [], [], remaining)
+                if ready:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise DealerAbort(f"seat {i + 1} did not connect within the start timeout")
             conn, _ = listener.accept()
+            listener.close()
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             seats.append(_Seat(i, conn))
         return seats
@@ -283,6 +316,11 @@ class Dealer:
         except DealerAbort as exc:
             result.error = str(exc)
             self._e(f"ERROR: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: the match ends as an abort, with the log kept
+            result.error = f"internal error: {exc!r}"
+            self._e(f"ERROR: internal error after {result.hands_played} hands: {exc!r}")
+            self.err.write(traceback.format_exc())
+            self.err.flush()
         finally:
             if log_file:
                 log_file.close()
@@ -325,7 +363,7 @@ class Dealer:
             action_text = self._read_response(seat, state, actor, send_time, stats, hand_used_us, match_budget_us)
             correction = correct_action(state, action_text)
             for warning in correction.warnings:
-                self._e(f"WARNING: {warning}")
+                self._e(f"WARNING: {warning} (seat {seat.index + 1}, hand {hand_id})")
             if correction.corrected:
                 stats[seat.index].corrections += 1
             state = state.apply(correction.action)
@@ -386,7 +424,8 @@ class Dealer:
             if response_us > allowed_us:
                 raise DealerAbort(f"seat {seat.index + 1} ran out of time")
             if response.kind == "ignored":
-                self._e(f"WARNING: {response.warning}")
+                st.ignored += 1
+                self._e(f"WARNING: {response.warning} (seat {seat.index + 1}, hand {state.hand_id})")
                 continue
             st.decisions += 1
             st.think_us += response_us
@@ -408,19 +447,43 @@ class Response:
 def judge_response(line: str | LineTooLong, state: HandState, actor: int) -> Response:
     """Read a line of the acting seat as the ACPC dealer does: comments skipped, a reply whose state
     is unreadable or not the one sent is ignored with a warning, else its action text is the reply
-    (corrected by :func:`protocol.actions.correct_action`). Pure, so it is tested line by line."""
+    (corrected by :func:`protocol.actions.correct_action`). Pure, so it is tested line by line.
+
+    Like ``readMatchState``, the echoed state is the longest readable start of the line: cards
+    end where a character is not one, and a reply whose state is not followed by ``:`` has no
+    action (a format error the dealer turns into a call), rather than an unreadable state."""
     if isinstance(line, LineTooLong):
         return Response("ignored", warning=f"ignoring response: {line}")
     if line[:1] in ("#", ";"):
         return Response("comment")
     fields = line.split(":")
-    try:
+    try:  # the usual reply: STATE:ACTION
         echoed = parse_matchstate(":".join(fields[:5]), state.game)
+        rest: str | None = ":".join(fields[5:]) if len(fields) >= 6 else None
     except MatchStateError:
-        return Response("ignored", warning="bad state format in response")
+        echoed, rest = _read_state_prefix(fields, state.game)
+        if echoed is None:
+            return Response("ignored", warning="bad state format in response")
     if not _same_view(echoed.state, state, actor, echoed.position):
         return Response("ignored", warning="ignoring un-requested response")
-    return Response("action", ":".join(fields[5:]) if len(fields) >= 6 else None)
+    return Response("action", rest)
+
+
+def _read_state_prefix(fields: list[str], game: Game) -> tuple[MatchState | None, str | None]:
+    """The echoed state read from the longest start of the cards field that is one, and the
+    action after it (None unless a ``:`` follows the cards)."""
+    if len(fields) < 5:
+        return None, None
+    head = ":".join(fields[:4])
+    cards = ":".join(fields[4:])
+    longest = game.num_players * (2 * game.num_hole_cards + 1) + game.num_rounds + 2 * game.total_board_cards
+    for end in range(min(len(cards), longest), -1, -1):
+        try:
+            echoed = parse_matchstate(f"{head}:{cards[:end]}", game)
+        except MatchStateError:
+            continue
+        return echoed, cards[end + 1 :] if cards[end : end + 1] == ":" else None
+    return None, None
 
 
 def _same_view(echoed: HandState, state: HandState, actor: int, position: int) -> bool:
@@ -528,7 +591,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         fixed_seats=args.fixed,
         deck=args.deck,
     )
-    dealer = Dealer(config)
+    try:
+        dealer = Dealer(config)
+    except ValueError as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return 1
     try:
         ports = dealer.open()
     except DealerAbort as exc:

@@ -24,6 +24,8 @@ MAX_PLAYERS = 10
 MAX_ROUNDS = 4
 MAX_HOLE_CARDS = 3
 MAX_BOARD_CARDS = 7
+#: hole + board cards of one hand: the most our evaluator ranks (the ACPC dealer ranks more)
+MAX_HAND_CARDS = 7
 
 GAMES_DIR = Path(__file__).resolve().parent / "games"
 
@@ -280,6 +282,12 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
     if sum(board) > MAX_BOARD_CARDS:
         raise GameDefError(
             source, f"at most {MAX_BOARD_CARDS} board cards in total, got {sum(board)}", values["numBoardCards"][0]
+        )
+    if num_hole + sum(board) > MAX_HAND_CARDS:
+        raise GameDefError(
+            source,
+            f"a hand of {num_hole} hole and {sum(board)} board cards cannot be ranked: at most {MAX_HAND_CARDS} cards in all",
+            values["numBoardCards"][0],
         )
     if num_hole * num_players + sum(board) > num_suits * num_ranks:
         raise GameDefError(source, "too many hole and board cards for the deck (numSuits x numRanks)")

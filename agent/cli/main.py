@@ -198,7 +198,8 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=600.0,
         help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' seat's program may take "
-        "long to start; 'deepstack play' connects within seconds)",
+        "long to start; 'deepstack play' connects within seconds; a seat program that exits with an error before "
+        "connecting ends the wait at once)",
     )
     p.add_argument(
         "--progress",
@@ -223,6 +224,9 @@ def _run_match(args: argparse.Namespace) -> int:
         return 2
     if args.progress is not None and args.progress < 0:
         print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)
+        return 2
+    if not 0 <= args.seed < 2**32:
+        print(f"deepstack match: error: --seed {args.seed} is outside 0..{2**32 - 1}", file=sys.stderr)
         return 2
     try:
         for seat in (args.bot1, args.bot2):

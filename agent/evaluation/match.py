@@ -118,9 +118,10 @@ class MatchReport:
             think_ms = sum(s.think_us for s in stats) / 1000.0
             per_hand = think_ms / hands if hands else 0.0
             corrections = sum(s.corrections for s in stats)
+            ignored = sum(s.ignored for s in stats)
             lines.append(
                 f"{name}: mean think {think_ms / decisions if decisions else 0.0:.2f} ms/decision, "
-                f"{per_hand:.2f} ms/hand, corrected actions {corrections}"
+                f"{per_hand:.2f} ms/hand, corrected actions {corrections}, ignored lines {ignored}"
             )
         return lines
 
@@ -220,7 +221,9 @@ def check_log_dir(path: Path, default: str = "a new runs/match-GAME-TIME folder"
 
 
 def _seat_names(specs: Sequence[SeatSpec]) -> tuple[str, str]:
-    a, b = specs[0].label, specs[1].label
+    """The seats' names in the dealer's log: a command's file name may hold characters a ``STATE``
+    line cannot (spaces, ``:``, ``|``, non-ASCII), written as ``-``."""
+    a, b = (re.sub(r"[^A-Za-z0-9_.+-]+", "-", spec.label) or "seat" for spec in specs[:2])
     if a == b:
         return f"{a}-1", f"{b}-2"
     return a, b
@@ -264,7 +267,7 @@ def run_single(
     )
     err_path = log_dir / f"{match_name}.dealer.err"
     summaries: list[ClientSummary | None] = [None] * len(specs)
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: dict[int, subprocess.Popen[bytes]] = {}
     threads: list[threading.Thread] = []
     # built before the dealer starts: a bot that cannot start (bad model, bad config) stops us here
     bots = {i: make_bot(spec.bot, game, bot_config, seed=seed * 2 + i) for i, spec in enumerate(specs) if spec.bot is not None}
@@ -286,29 +289,56 @@ def run_single(
                     except Exception:
                         log.exception("seat_failed", seat=i + 1)
 
-                t = threading.Thread(target=seat_main, name=f"seat{i + 1}", daemon=True)
+                t = threading.Thread(target=seat_main, name=f"seat {i + 1}", daemon=True)
                 t.start()
                 threads.append(t)
             else:
                 argv = [a.replace("{host}", host).replace("{port}", str(ports[i])) for a in spec.command]
                 seat_log = open(log_dir / f"{match_name}.seat{i + 1}.log", "wb")
                 try:
-                    procs.append(subprocess.Popen(argv, stdout=seat_log, stderr=subprocess.STDOUT))
+                    procs[i] = subprocess.Popen(argv, stdout=seat_log, stderr=subprocess.STDOUT)
                 except OSError as exc:
                     seat_log.close()
                     dealer.close()
                     raise ValueError(f"seat {i + 1}: cannot start {argv[0]!r}: {exc}") from None
                 seat_log.close()
-        dealer_thread.join()
+        _wait_for_dealer(dealer, dealer_thread, threads, procs, log_dir, match_name)
         for t in threads:
             t.join(timeout=30)
-        for proc in procs:
+        for proc in procs.values():
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+    if not result_box:  # run() reports its own failures; this is only a last guard
+        return DealerResult(False, "the dealer ended without a result", 0, [SeatStats() for _ in specs]), summaries
     return result_box[0], summaries
+
+
+def _wait_for_dealer(
+    dealer: Dealer,
+    dealer_thread: threading.Thread,
+    threads: Sequence[threading.Thread],
+    procs: dict[int, subprocess.Popen[bytes]],
+    log_dir: Path,
+    match_name: str,
+) -> None:
+    """Wait for the match to end. A seat that dies before it connects (a built-in bot whose
+    connection failed, a seat program that exited with an error) stops the dealer's wait for the
+    seats at once instead of at the start timeout; once the match runs, this changes nothing."""
+    while dealer_thread.is_alive():
+        dealer_thread.join(0.2)
+        for t in threads:
+            if not t.is_alive():
+                dealer.stop_waiting(f"the built-in bot of {t.name} ended before the match started (see bots.jsonl)")
+        for i, proc in procs.items():
+            code = proc.poll()
+            if code is not None and code != 0:
+                dealer.stop_waiting(
+                    f"the program of seat {i + 1} exited with code {code} before the match started "
+                    f"(its output: {log_dir / f'{match_name}.seat{i + 1}.log'})"
+                )
 
 
 def run_match(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from agent.cli.main import main
-from agent.evaluation.match import new_log_dir, run_match
+from agent.evaluation.match import SeatSpec, _seat_names, new_log_dir, run_match
 from protocol.gamedef import Game, load_game
 
 
@@ -84,6 +85,31 @@ def test_start_timeout_aborts_a_seat_that_never_connects(tmp_path: Path, capsys:
     main(["match", "leduc", "10", "call", sleeper, "--start-timeout", "1", "--log-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert "ABORTED: seat 2 did not connect within the start timeout" in out
+
+
+def test_a_seat_program_that_fails_before_connecting_ends_the_wait_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A seat program that exits with an error (a wrong flag, a missing file) aborts the match
+    when it exits, not after the start timeout (600 s by default)."""
+    failing = f"cmd:{sys.executable} -c 'import sys; sys.exit(3)' {{port}}"
+    started = time.monotonic()
+    assert main(["match", "leduc", "10", "call", failing, "--start-timeout", "120", "--log-dir", str(tmp_path)]) == 1
+    assert time.monotonic() - started < 60
+    out = capsys.readouterr().out
+    assert "ABORTED: the program of seat 2 exited with code 3 before the match started" in out
+    assert ".seat2.log)" in out  # where its own error went
+
+
+def test_seat_names_are_made_fit_for_the_log() -> None:
+    """A command's file name may hold what a STATE line cannot (spaces, ':', '|', non-ASCII)."""
+    spec = SeatSpec(text="cmd:x", command=("/opt/my bot:v2|\u00e9", "{port}"))
+    assert _seat_names([spec, SeatSpec(text="call", bot="call")]) == ("my-bot-v2-", "call")
+
+
+def test_match_refuses_a_seed_outside_the_deals_range(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", "leduc", "10", "call", "call", "--seed", "-1"]) == 2
+    assert "--seed -1 is outside 0..4294967295" in capsys.readouterr().err
 
 
 def test_progress_lines_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

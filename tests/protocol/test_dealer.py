@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import io
+import re
+import socket
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from protocol.dealer import deal_hand, format_value
+from protocol.dealer import Dealer, DealerConfig, deal_hand, format_value
+from protocol.dealer import main as dealer_main
 from protocol.gamedef import Game
 from protocol.matchstate import MatchState
+from protocol.state import HandState
 from tests.protocol.harness import Policy, ScriptedSeat, calls, run_dealer
 
 
@@ -49,7 +56,7 @@ def test_bad_actions_are_corrected_like_the_acpc_dealer(
     run = run_dealer(hunl, [ScriptedSeat(script(*alice)), ScriptedSeat(script(*bob))], tmp_path)
     assert run.result.ok, run.err
     assert expected_betting in betting_seen(run)
-    assert run.warnings[0] == warning
+    assert run.warnings[0] == f"{warning} (seat 1, hand 0)"  # the ACPC dealer's text, then who and when
     assert run.result.seats[0].corrections == 1
     assert run.result.seats[1].corrections == 0
 
@@ -58,7 +65,7 @@ def test_raise_after_max_raises_in_limit_leduc(leduc_limit: Game, tmp_path: Path
     # Leduc: position 0 (Alice in hand 0) acts first in both rounds
     run = run_dealer(leduc_limit, [ScriptedSeat(script("r", "r")), ScriptedSeat(script("r"))], tmp_path)
     assert "rrc/" in betting_seen(run)
-    assert run.warnings == ["WARNING: invalid action, changed to call"]
+    assert run.warnings == ["WARNING: invalid action, changed to call (seat 1, hand 0)"]
 
 
 def test_64_action_round_cap_forces_call(hunl: Game, tmp_path: Path) -> None:
@@ -73,7 +80,7 @@ def test_64_action_round_cap_forces_call(hunl: Game, tmp_path: Path) -> None:
     first_round = [b for b in betting_seen(run) if "/" in b][0].split("/")[0]
     assert first_round.count("r") == 63 and first_round.endswith("c")
     cap = "WARNING: #actions in round is too close to MAX_NUM_ACTIONS, forcing call/fold"
-    assert run.warnings[:2] == [cap, "WARNING: invalid action, changed to call"]
+    assert run.warnings[:2] == [f"{cap} (seat 1, hand 0)", "WARNING: invalid action, changed to call (seat 1, hand 0)"]
 
 
 def test_comments_unrequested_and_garbage_responses(hunl: Game, tmp_path: Path) -> None:
@@ -85,7 +92,11 @@ def test_comments_unrequested_and_garbage_responses(hunl: Game, tmp_path: Path) 
 
     run = run_dealer(hunl, [ScriptedSeat(noisy), ScriptedSeat(calls())], tmp_path)
     assert run.result.ok
-    assert run.warnings[:2] == ["WARNING: ignoring un-requested response", "WARNING: bad state format in response"]
+    assert run.warnings[:2] == [
+        "WARNING: ignoring un-requested response (seat 1, hand 0)",
+        "WARNING: bad state format in response (seat 1, hand 0)",
+    ]
+    assert run.result.seats[0].ignored == 2 * run.result.seats[0].decisions
     assert "cc/" in betting_seen(run)  # the proper reply (c), not the ignored r5000
     assert run.result.seats[0].corrections == 0
 
@@ -93,7 +104,19 @@ def test_comments_unrequested_and_garbage_responses(hunl: Game, tmp_path: Path) 
 def test_reply_without_action_is_a_format_error(hunl: Game, tmp_path: Path) -> None:
     bare: Policy = lambda line, view: [line] if view.is_our_turn else []
     run = run_dealer(hunl, [ScriptedSeat(bare), ScriptedSeat(calls())], tmp_path)
-    assert "WARNING: bad action format in response, changed to call" in run.warnings
+    assert "WARNING: bad action format in response, changed to call (seat 1, hand 0)" in run.warnings
+
+
+@pytest.mark.parametrize("after_cards", ["r7802", "c", " :c", "r"])
+def test_state_not_followed_by_a_colon_is_an_action_format_error(after_cards: str, hunl: Game, tmp_path: Path) -> None:
+    """As the ACPC dealer's ``readMatchState``: the echoed state ends where the cards end; without
+    a ``:`` after it the reply has no action, which is a call with a warning (not an ignored
+    line the dealer would wait past until the seat's time ran out)."""
+    glued: Policy = lambda line, view: [line + after_cards] if view.is_our_turn else []
+    run = run_dealer(hunl, [ScriptedSeat(glued), ScriptedSeat(calls())], tmp_path)
+    assert run.result.ok, run.err
+    assert run.warnings[0] == "WARNING: bad action format in response, changed to call (seat 1, hand 0)"
+    assert run.result.seats[0].ignored == 0 and run.result.seats[0].corrections == run.result.seats[0].decisions
 
 
 def test_log_format_score_and_zero_sum(hunl: Game, tmp_path: Path) -> None:
@@ -143,6 +166,76 @@ def test_bad_version_line_aborts(hunl: Game, tmp_path: Path) -> None:
     run = run_dealer(hunl, [ScriptedSeat(calls(), version=b"HELLO\r\n"), ScriptedSeat(calls())], tmp_path)
     assert not run.result.ok
     assert "ERROR: invalid version string HELLO" in run.err
+
+
+@pytest.mark.parametrize(
+    ("names", "match_name", "seed", "message"),
+    [
+        (("b\u00f8", "b"), "m", 1, "bad player name 'b\\xf8': '\\xf8' is not allowed"),
+        (("a b", "b"), "m", 1, "bad player name 'a b': ' ' is not allowed"),
+        (("a|b", "b"), "m", 1, "bad player name 'a|b': '|' is not allowed"),
+        (("a", ""), "m", 1, "bad player name: it is empty"),
+        (("a", "b"), "my match", 1, "bad match name 'my match'"),
+        (("a", "b"), "m", -1, "invalid seed -1"),
+        (("a", "b"), "m", 2**32, "invalid seed 4294967296"),
+    ],
+)
+def test_names_and_seeds_the_log_cannot_hold_are_refused_before_the_match(
+    names: tuple[str, str], match_name: str, seed: int, message: str, leduc: Game
+) -> None:
+    """Player names are fields of STATE and SCORE lines and the log is ASCII: a name that would
+    break them (or crash the log's write after the first hand) is refused up front, as is a seed
+    that would deal the same cards as another."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Dealer(DealerConfig(match_name, leduc, "leduc", 1, seed, names, log_dir=None))
+
+
+def test_dealer_command_refuses_a_bad_name_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert dealer_main(["m", "leduc", "3", "1", "a:b", "c", "--log-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "ERROR: bad player name 'a:b': ':' is not allowed (printable ASCII, no spaces, no ':', no '|')"
+    assert not (tmp_path / "m.log").exists()
+
+
+def test_a_taken_seat_port_refuses_a_second_client(leduc: Game, tmp_path: Path) -> None:
+    """Once a seat is taken its port is closed, as the ACPC dealer does: a second bot started on
+    it by mistake is refused at once instead of hanging until the match ends."""
+    seats = [ScriptedSeat(calls(), delay_s=0.05), ScriptedSeat(calls())]
+    config = DealerConfig("test", leduc, "leduc", 20, 1, ("A", "B"), log_dir=tmp_path, start_timeout_ms=20000)
+    dealer = Dealer(config, out=io.StringIO(), err=io.StringIO())
+    ports = dealer.open()
+    box: list = []
+    runner = threading.Thread(target=lambda: box.append(dealer.run()), daemon=True)
+    runner.start()
+    threads = [threading.Thread(target=s.run, args=(leduc, p), daemon=True) for s, p in zip(seats, ports)]
+    for t in threads:
+        t.start()
+    while dealer.listeners and dealer.listeners[0].fileno() != -1:
+        time.sleep(0.01)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", ports[0]), timeout=5)
+    runner.join(timeout=60)
+    assert box and box[0].ok
+
+
+def test_an_unexpected_error_ends_the_match_with_an_error_line(
+    leduc: Game, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of ours in the middle of a match (here: the payoff of a hand fails) still ends it as
+    an abort: an ERROR line, a failed result, the hands before it in the log, no traceback thrown
+    at the caller (a local match reads the result from the dealer's thread)."""
+    real = HandState.payoffs
+
+    def payoffs_failing_on_hand_2(self: HandState) -> list[float]:
+        if self.hand_id == 2:
+            raise RuntimeError("boom")
+        return real(self)
+
+    monkeypatch.setattr(HandState, "payoffs", payoffs_failing_on_hand_2)
+    run = run_dealer(leduc, [ScriptedSeat(calls()), ScriptedSeat(calls())], tmp_path, hands=5)
+    assert not run.result.ok and run.result.hands_played == 2
+    assert "ERROR: internal error after 2 hands: RuntimeError('boom')" in run.err
+    assert len([l for l in run.log.splitlines() if l.startswith("STATE:")]) == 2 and "SCORE" not in run.log
 
 
 def test_deal_depends_on_seed_and_hand_only(hunl: Game, leduc: Game) -> None:

@@ -105,6 +105,14 @@ def test_too_many_cards_for_the_deck() -> None:
         parse_game(text, source="x")
 
 
+def test_hands_of_more_than_seven_cards_are_refused_at_load() -> None:
+    """Our evaluator ranks hands of at most 7 cards: such a game is refused when read, not at its
+    first showdown in the middle of a match."""
+    text = _mutate("numHoleCards = 2", "numHoleCards = 3")
+    with pytest.raises(GameDefError, match="a hand of 3 hole and 5 board cards cannot be ranked: at most 7"):
+        parse_game(text, source="x")
+
+
 def test_missing_file_and_bad_file(tmp_path: Path) -> None:
     with pytest.raises(GameDefError, match="no such game file, and not a short name"):
         load_game(tmp_path / "nope.game")
