@@ -439,8 +439,18 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.aux_flops is not None and not 0 < args.aux_flops <= 22100:
         print("deepstack generate: error: --aux-flops must be in 1..22100", file=sys.stderr)
         return 2
+    if args.street is None and not is_hand_level(game):
+        print("deepstack generate: error: hold'em games need --street (river, turn, flop or preflop-aux)", file=sys.stderr)
+        return 2
     if args.round is None:
         args.round = 1
+    if args.street is None and not 1 <= args.round < game.num_rounds:
+        print(
+            f"deepstack generate: error: --round {args.round}: situations start a later round of {args.game} "
+            f"(1..{game.num_rounds - 1})",
+            file=sys.stderr,
+        )
+        return 2
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print(
             "deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr

@@ -148,6 +148,38 @@ def test_a_shard_left_half_written_is_never_read(tmp_path: Path) -> None:
             np.testing.assert_array_equal(a["targets"], b["targets"])
 
 
+def test_more_situations_complete_a_short_last_shard(tmp_path: Path) -> None:
+    """7 situations in shards of 5, then 12: the short shard of 2 is rewritten whole (5), so the
+    folder equals one run of 12; a damaged shard is written again, and read it is named."""
+    spec = GenerateSpec(game="leduc", round=1, situations=12, shard_size=5, seed=3, iterations=20)
+    full, extended = tmp_path / "full", tmp_path / "extended"
+    generate(spec, full, progress=False)
+    generate(replace(spec, situations=7), extended, progress=False)
+    generate(spec, extended, progress=False)
+    assert [len(part["inputs"]) for part in load_shards(extended)] == [5, 5, 2]
+    for i in range(3):
+        with np.load(shard_path(full, i)) as a, np.load(shard_path(extended, i)) as b:
+            np.testing.assert_array_equal(a["targets"], b["targets"])
+    shard_path(extended, 1).write_bytes(shard_path(extended, 1).read_bytes()[:100])  # cut short
+    with pytest.raises(ValueError, match=r"shard-00001.npz: unreadable shard"):
+        list(load_shards(extended))
+    generate(spec, extended, progress=False)
+    with np.load(shard_path(full, 1)) as a, np.load(shard_path(extended, 1)) as b:
+        np.testing.assert_array_equal(a["targets"], b["targets"])
+
+
+def test_a_run_that_failed_before_its_first_shard_does_not_lock_its_folder(tmp_path: Path) -> None:
+    """generate.json is written before the first shard: without shards it records no data, and a
+    corrected command (other settings) runs."""
+    out = tmp_path / "data"
+    spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=20)
+    generate(spec, out, progress=False)
+    shard_path(out, 0).unlink()  # as a run that failed in its first shard leaves it
+    generate(replace(spec, iterations=10), out, progress=False)
+    assert json.loads((out / "generate.json").read_text())["spec"]["iterations"] == 10
+    assert shard_files(out) == [shard_path(out, 0)]
+
+
 def test_sparse_situations_leave_hands_out_and_the_rest_of_the_data_as_it_was(tmp_path: Path) -> None:
     """--sparse 1: every situation's ranges hold no mass on some possible hands (what a network meets
     at re-solving leaves), the boards and pots are the draws without it; --sparse 0 draws what
@@ -837,6 +869,13 @@ def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         == 2
     )
     assert main(["generate", "--game", "leduc", "--street", "turn", "--situations", "1", "--out", str(tmp_path)]) == 2
+    capsys.readouterr()
+    assert main(["generate", "--game", "hunl", "--situations", "1", "--out", str(tmp_path / "none")]) == 2
+    assert "hold'em games need --street" in capsys.readouterr().err
+    for bad in ("0", "2"):
+        assert main(["generate", "--game", "leduc", "--round", bad, "--situations", "1", "--out", str(tmp_path / "none")]) == 2
+        assert f"--round {bad}: situations start a later round of leduc (1..1)" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
     assert main(["train", "--game", "hunl", "--data", str(tmp_path), "--out", str(tmp_path), "--name", "x"]) == 2
     assert "--street turn" in capsys.readouterr().err
     # an --out that is a file: a message and exit 1, no traceback
