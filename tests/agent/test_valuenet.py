@@ -449,6 +449,84 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(
     )
 
 
+def test_an_interrupted_then_resumed_run_trains_the_network_of_one_run(
+    tmp_path: Path, leduc: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after its checkpoint of epoch 10, the run resumed goes on with the batch orders of
+    epochs 11 and 12 (not epoch 1's again): the same history and weights as one run."""
+    import agent.training.train as train_module
+
+    data = tmp_path / "data"
+    generate(GenerateSpec(game="leduc", round=1, situations=24, shard_size=24, seed=1, iterations=20), data, progress=False)
+    space = HandSpace(leduc)
+    tspec = TrainSpec(epochs=12, batch_size=8, hidden=8, layers=2, lr_drop_epoch=11)
+    kw = {"buckets": space.size, "extra": len(space.deck), "spec": tspec, "model_name": "tiny", "progress": False}
+    train(data, tmp_path / "one", **kw)
+    real, calls = train_module.masked_huber, []
+
+    def killed_in_epoch_11(*args: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        if len(calls) > 10 * 4:  # 3 batches and a validation per epoch
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(train_module, "masked_huber", killed_in_epoch_11)
+    with pytest.raises(KeyboardInterrupt):
+        train(data, tmp_path / "two", **kw)
+    monkeypatch.setattr(train_module, "masked_huber", real)
+    train(data, tmp_path / "two", **kw)
+    history = [json.loads((tmp_path / d / "tiny.history.json").read_text()) for d in ("one", "two")]
+    assert history[0] == history[1]
+    one, two = (load_value_net(tmp_path / d / "tiny.pt")[0].state_dict() for d in ("one", "two"))
+    for key in one:
+        torch.testing.assert_close(one[key], two[key], rtol=0, atol=0)
+
+
+def test_training_refuses_data_of_another_game_and_runs_that_cannot_train(
+    tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows of no-limit Leduc are as wide as limit Leduc's: the folder's record is what tells; no
+    epoch or a diverging run is one line naming the problem, never a traceback."""
+    from agent.cli.main import main
+
+    data, out = tmp_path / "data", tmp_path / "models"
+    generate(GenerateSpec(game="leduc", round=1, situations=16, shard_size=16, seed=1, iterations=20), data, progress=False)
+    base = ["train", "--data", str(data), "--out", str(out), "--name", "x", "--hidden", "8", "--layers", "2"]
+    assert main([*base, "--game", "leduc-limit", "--epochs", "1"]) == 2
+    assert f"{data}: data of the game 'leduc' (its generate.json), not 'leduc-limit'" in capsys.readouterr().err
+    assert not (out / "x.pt").exists()
+    assert main([*base, "--game", "leduc", "--epochs", "0"]) == 2
+    assert "--epochs and --batch-size must be at least 1" in capsys.readouterr().err
+    assert main([*base, "--game", "leduc", "--epochs", "2", "--lr", "1e30"]) == 2
+    err = capsys.readouterr().err  # after the progress bars, one line
+    assert err.strip().splitlines()[-1].startswith("deepstack train: error: x: the validation loss is nan after epoch 1")
+    assert "diverged" in err and "Traceback" not in err and not (out / "x.pt").exists()
+    space = HandSpace(leduc)
+    with pytest.raises(ValueError, match="epochs must be at least 1"):
+        train(data, out, space.size, len(space.deck), TrainSpec(epochs=0), "x", progress=False)
+
+
+def test_a_manifest_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """register_model writes a temporary file and renames it: a failure before the rename leaves
+    the manifest as it was."""
+    import os
+
+    from agent.nets.manifest import register_model
+
+    model = tmp_path / "a.pt"
+    model.write_bytes(b"x")
+    manifest = register_model(model, "a")
+    before = manifest.read_text()
+
+    def failing_replace(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        register_model(model, "b")
+    assert manifest.read_text() == before
+
+
 def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations(
     tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
 ) -> None:
