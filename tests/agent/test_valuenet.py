@@ -1119,6 +1119,22 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     before = (out / "campaign.json").read_text()
     assert main(args) == 0  # every stage done: kept as it is
     assert (out / "campaign.json").read_text() == before
+    # a stage resumed (its time long spent: one shard per worker, one epoch) reports all its shards
+    state = json.loads(before)
+    del state["stages"]["preflop-aux"]
+    (out / "campaign.json").write_text(json.dumps(state))
+    aux = sorted((out / "preflop-aux").glob("data-*"))
+    earlier = sum(len(shard_files(d)) for d in aux)
+    assert main(args) == 0
+    stage = json.loads((out / "report.json").read_text())["stages"]["preflop-aux"]
+    total = sum(len(shard_files(d)) for d in aux)  # shards of one situation
+    assert total > earlier and stage["situations"] == total
+    assert json.loads((out / "campaign.json").read_text())["elapsed_s"] > state["elapsed_s"]
+    capsys.readouterr()
+    assert main([*args, "--seed", "1", "--layers", "3"]) == 2  # other settings: refused, naming them
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepstack campaign: error: {out} holds a campaign run with other settings (seed 0 -> 1;")
+    assert "layers 4 -> 3" in err and len(err.strip().splitlines()) == 1
     assert main(["campaign", "--budget", "soon", "--out", str(out)]) == 2
     assert "budget 'soon'" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--iterations", "turn=x"]) == 2
@@ -1127,6 +1143,46 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert "--workers, --hidden and --layers must be positive" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "2", "--gpu-workers", "3"]) == 2
     assert "--gpu-workers from 1 to --workers" in capsys.readouterr().err
+
+
+def test_campaign_deadlines_seeds_and_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stages end at cumulative shares of the budget; a resumed campaign's clock starts at the
+    seconds its earlier runs used (kept in campaign.json, also when a run is stopped); workers skip
+    the shipped network's training seeds; a damaged campaign.json is one line naming it."""
+    import time
+
+    import agent.training.campaign as campaign
+    from agent.cli.main import main
+
+    assert campaign.stage_deadline(100.0, "river") == pytest.approx(30.0)
+    assert campaign.stage_deadline(100.0, "preflop-aux") == pytest.approx(100.0)
+    assert campaign.worker_seeds(0, 4, {1, 2}) == [0, 3, 4, 5] and campaign.worker_seeds(7, 2, set()) == [7000, 7001]
+    turn_seeds = campaign._shipped_seeds("turn")
+    assert turn_seeds and not set(campaign.worker_seeds(0, 20, turn_seeds)) & turn_seeds
+    out = tmp_path / "c"
+    spec = campaign.CampaignSpec(budget_s=60.0, out=out)
+    out.mkdir()
+    (out / "campaign.json").write_text(json.dumps({"stages": {}, "elapsed_s": 40.0}))
+    origins = []
+
+    def stopped(spec: object, state: object, origin: float, game: object, progress: bool) -> None:
+        origins.append(origin)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign, "_run_stages", stopped)
+    started = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        campaign.run_campaign(spec, progress=False)
+    assert origins[0] == pytest.approx(started - 40.0, abs=2.0)
+    state = json.loads((out / "campaign.json").read_text())
+    assert 40.0 <= state["elapsed_s"] < 42.0 and state["spec"]["budget_s"] == 60.0
+    (out / "campaign.json").write_text('{"stages": ')
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: unreadable campaign record")
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_campaign_from_shipped_starts_each_network_from_the_shipped_one() -> None:
