@@ -21,13 +21,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "just trained below it at the leaves, each stage generating on every worker until its share of the "
         "budget is used and training on the rest. Writes OUT/<street>/network/<street>.pt with a manifest, "
         "OUT/report.md and report.json (situations, throughput, validation losses against the shipped networks "
-        "on the same held-out situations, loss curves). Running the same command again skips the finished "
-        "stages and resumes the data of the others. 'deepstack promote' puts a network into models/ where it "
-        "beats the shipped one on held-out situations.",
+        "on the same held-out situations, loss curves). Each stage ends at its cumulative share of the budget "
+        "(river 30%, turn 35%, flop 25%, auxiliary 10%) counted from the campaign's start, so an overrun "
+        "shortens the later stages. Running the same command again resumes: the finished stages are skipped, the "
+        "data of the others resumed, and the seconds the earlier runs used (OUT/campaign.json, elapsed_s) count "
+        "against --budget, so a resumed run has what was left (a larger --budget gives it more); other settings "
+        "than --budget are refused. 'deepstack promote' puts a network into models/ where it beats the shipped "
+        "one on held-out situations.",
         epilog=example("deepstack campaign --budget 9m --out runs/campaign", "a GPU window: all cores and the GPU"),
         formatter_class=HelpFormatter,
     )
-    p.add_argument("--budget", required=True, help="wall-clock budget: seconds, or with s, m or h (e.g. 90s, 9m, 2h)")
+    p.add_argument(
+        "--budget",
+        required=True,
+        help="wall-clock budget of the whole campaign, earlier runs of a resumed one included: seconds, or with s, m "
+        "or h (e.g. 90s, 9m, 2h)",
+    )
     p.add_argument("--out", required=True, help="output folder (resumed when it holds a campaign)")
     p.add_argument(
         "--workers", type=int, default=None, help="generating processes, one per core (default: every core of the machine)"
@@ -44,7 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="with a GPU: workers that solve there, sharing it (default 1)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the situations (another campaign: another seed)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the situations: worker k draws with seed*1000+k, skipping the shipped network's training seeds "
+        "(another campaign: another seed; default 0)",
+    )
     p.add_argument(
         "--iterations",
         default=None,

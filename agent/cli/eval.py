@@ -33,7 +33,7 @@ from agent.solver.handspace import HandSpace
 from agent.solver.ranges import grid
 from agent.solver.tree import FCPA
 from agent.training.heldout import score_networks
-from agent.training.promote import record_check
+from agent.training.promote import held_out_warnings, record_check
 from protocol.dealer_log import dealer_logs, one_game, parse_state_line
 from protocol.gamedef import Game, GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
@@ -214,7 +214,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "'deepstack train' reports it, the median per situation, and for each network after the first the mean "
         "per-situation difference from the first with its 95% interval (negative: better than the first). A "
         "network's own validation loss also chose its best epoch and is measured on other situations than "
-        "another's; this is the comparison to promote a network by.",
+        "another's; this is the comparison to promote a network by. A folder some network trained on (or drew "
+        "with one of its seeds) is refused with --record and warned about without it; folders of another game than "
+        "--game, or of another street than a network's, are refused.",
         epilog=EXAMPLES["nets"],
         formatter_class=HelpFormatter,
     )
@@ -346,9 +348,12 @@ def run_clock_cli(args: argparse.Namespace) -> int:
 def run_nets_cli(args: argparse.Namespace) -> int:
     try:
         game = load_game(args.game)
-        scores = score_networks(args.nets, [Path(d) for d in args.data], float(sum(game.stack)))
+        scores = score_networks(args.nets, [Path(d) for d in args.data], float(sum(game.stack)), args.game)
         if args.record:
             record_check(scores, [Path(d) for d in args.data])
+        else:  # scoring a network on its training data is allowed, but said: it is not a held-out score
+            for line in held_out_warnings(args.nets, [Path(d) for d in args.data]):
+                print(f"deepstack eval nets: warning: {line}", file=sys.stderr)
     except (GameDefError, ModelError, ValueError, FileNotFoundError) as exc:
         print(f"deepstack eval nets: error: {exc}", file=sys.stderr)
         return 2

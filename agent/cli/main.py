@@ -45,7 +45,7 @@ from agent.training.datagen import (
     parse_batch,
     parse_dcfr,
 )
-from agent.training.streets import street_abstraction
+from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, train
 from protocol.client import open_session, play_session
 from protocol.dealer import build_parser as dealer_parser
@@ -443,8 +443,18 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.aux_flops is not None and not 0 < args.aux_flops <= 22100:
         print("deepstack generate: error: --aux-flops must be in 1..22100", file=sys.stderr)
         return 2
+    if args.street is None and not is_hand_level(game):
+        print("deepstack generate: error: hold'em games need --street (river, turn, flop or preflop-aux)", file=sys.stderr)
+        return 2
     if args.round is None:
         args.round = 1
+    if args.street is None and not 1 <= args.round < game.num_rounds:
+        print(
+            f"deepstack generate: error: --round {args.round}: situations start a later round of {args.game} "
+            f"(1..{game.num_rounds - 1})",
+            file=sys.stderr,
+        )
+        return 2
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print(
             "deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr
@@ -592,7 +602,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, help="output folder (models/leduc replaces a shipped network and its manifest entry)")
     p.add_argument("--name", required=True, help="model name in the manifest (the files are OUT/NAME.pt, .ckpt, .loss.png)")
-    p.add_argument("--epochs", type=int, default=200, help="passes over the training data")
+    p.add_argument("--epochs", type=int, default=200, help="passes over the training data (default 200)")
     p.add_argument("--batch-size", type=int, default=1000, help="situations per Adam step")
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate until --lr-drop-epoch")
     p.add_argument("--lr-late", type=float, default=1e-4, help="the learning rate from --lr-drop-epoch on")
@@ -632,6 +642,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _run_train(args: argparse.Namespace) -> int:
     game = _load_game_or_exit(args.game)
+    if args.epochs < 1 or args.batch_size < 1:
+        print("deepstack train: error: --epochs and --batch-size must be at least 1", file=sys.stderr)
+        return 2
     spec = TrainSpec(
         epochs=args.epochs,
         batch_size=args.batch_size,
@@ -656,6 +669,7 @@ def _run_train(args: argparse.Namespace) -> int:
                 model_name=args.name,
                 canonical_space=space,
                 init=Path(args.init) if args.init else None,
+                game=args.game,
             )
         else:
             table, _, extra_manifest = street_abstraction(args.street, args.river_buckets, args.buckets)
@@ -669,6 +683,8 @@ def _run_train(args: argparse.Namespace) -> int:
                 encoder=SituationEncoder(table, float(sum(game.stack))),
                 extra_manifest=extra_manifest,
                 init=Path(args.init) if args.init else None,
+                game=args.game,
+                round_=STREET_ROUND[args.street],
             )
     except (FileNotFoundError, ValueError, ModelError) as exc:
         print(f"deepstack train: error: {exc}", file=sys.stderr)

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             manifest=args.manifest,
             force=args.force,
             dry_run=args.dry_run,
+            game=args.game,
         )
     except NotBetter as exc:
         print(f"deepstack promote: {exc}", file=sys.stderr)

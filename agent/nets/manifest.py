@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -90,7 +91,10 @@ def register_model(model_path: Path, name: str, **info: Any) -> Path:
         "code_version": code_version(),
         **info,
     }
-    manifest.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    # a temporary file renamed over it: a run killed mid-write leaves the old manifest whole
+    tmp = manifest.with_name(f".{manifest.name}.register")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, manifest)
     return manifest
 
 
@@ -140,14 +144,38 @@ def load_value_net(path: str | Path, device: torch.device | str = "cpu") -> tupl
     return net, entry
 
 
+def spec_seed(spec: object) -> int | None:
+    """The seed that drew a generation folder's situations (its ``generate.json`` spec): its own,
+    or for river data harvested from turn solves the turn data's (it records none of its own);
+    None where the spec says neither."""
+    if not isinstance(spec, dict):
+        return None
+    if spec.get("seed") is not None:
+        return int(spec["seed"])
+    return spec_seed(spec.get("harvested_from"))
+
+
+def _earlier(entry: dict) -> list[dict]:
+    """An averaged network's members and a fine-tuned one's starting network."""
+    return [*entry.get("members", []), *([entry["initialized_from"]] if entry.get("initialized_from") else [])]
+
+
 def trained_seeds(entry: dict) -> set[int]:
-    """Seeds of the generation folders a network's manifest entry says it learned from: its data's,
-    the seeds its teacher-labelled folders' teacher learned from, an averaged network's members'
-    and a fine-tuned one's starting network's (a test folder drawn with any of them is not held out)."""
+    """Seeds of the generation folders a network's manifest entry says it learned from: its data's
+    (a harvested river folder's: its turn data's), the seeds its teacher-labelled folders' teacher
+    learned from, an averaged network's members' and a fine-tuned one's starting network's (a test
+    folder drawn with any of them is not held out)."""
     data = entry.get("data") or {}
     folders = data.get("folders", [data])
-    seeds = {f["spec"]["seed"] for f in folders if isinstance(f.get("spec"), dict) and "seed" in f["spec"]}
+    seeds = {seed for f in folders if (seed := spec_seed(f.get("spec"))) is not None}
     for folder in folders:
         seeds.update(int(s) for s in folder.get("teacher_seeds", []))
-    earlier = [*entry.get("members", []), *([entry["initialized_from"]] if entry.get("initialized_from") else [])]
-    return seeds.union(*(trained_seeds(e) for e in earlier))
+    return seeds.union(*(trained_seeds(e) for e in _earlier(entry)))
+
+
+def trained_folders(entry: dict) -> set[Path]:
+    """The generation folders (resolved from where this runs) a network's manifest entry says it
+    learned from, where it records them, and those of the networks it was made from."""
+    data = entry.get("data") or {}
+    folders = {Path(f["folder"]).resolve() for f in data.get("folders", [data]) if isinstance(f.get("folder"), str)}
+    return folders.union(*(trained_folders(e) for e in _earlier(entry)))

@@ -3,9 +3,12 @@
 River situations are solved exactly; each street above is solved only to its own end with the
 network just trained for the street below at its leaves (river -> turn -> flop -> auxiliary
 pre-flop), the way DeepHoldem and Supremus built theirs. Every stage generates on all the
-worker processes until its share of the budget is used, then trains on what it made until the
-rest of its share is used. A stage that finished is kept in ``OUT/campaign.json`` and skipped
-when the same command runs again (its data folders are resumed, not repeated); the report
+worker processes until 70% of what is left of its share of the budget is used, then trains on what
+it made until the rest is used; each stage ends at its cumulative share counted from the campaign's
+start, so an overrun shortens the stages after it. A stage that finished is kept in
+``OUT/campaign.json`` and skipped when the same command runs again (its data folders are resumed, not
+repeated, and the seconds the earlier runs used count against the budget; other settings than the
+budget are refused); the report
 (``report.json``, ``report.md``, loss curves) compares each network with the shipped one on the
 campaign's own held-out situations.
 """
@@ -27,13 +30,13 @@ import torch
 from tqdm import tqdm
 
 from agent.nets.encoding import SituationEncoder
-from agent.nets.manifest import ModelError, checked_file, load_value_net
+from agent.nets.manifest import ModelError, checked_file, load_value_net, trained_seeds
 from agent.nets.valuenet import masked_huber, resolve_precision
 from agent.solver.workers import worker_pool
 from agent.training.datagen import NEXT_STREET, GenerateSpec, alternating_updates, generate, shard_files
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, load_datasets, train, validation_split
-from protocol.gamedef import load_game
+from protocol.gamedef import Game, load_game
 
 #: the order the networks are built in: each street's leaves need the one before
 STAGES = ("river", "turn", "flop", "preflop-aux")
@@ -154,24 +157,118 @@ def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: Situation
         return None
 
 
+#: spec fields a resumed campaign may change: the budget (the earlier runs' seconds count against
+#: it, so a larger one gives the resumed run more time) and the spelling of the output folder
+RESUMABLE = ("budget_s", "out")
+
+
+def spec_record(spec: CampaignSpec) -> dict[str, Any]:
+    """The spec as ``campaign.json`` records it (paths as text, as JSON reads it back)."""
+    return json.loads(json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}))
+
+
+def load_state(path: Path) -> dict[str, Any]:
+    """``campaign.json`` (a fresh state where there is none); a damaged one is refused, naming it."""
+    if not path.exists():
+        return {"stages": {}}
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable campaign record ({exc}); move it away to start the campaign again") from None
+    if not isinstance(state, dict) or not isinstance(state.get("stages"), dict):
+        raise ValueError(f"{path}: not a campaign record (an object with a 'stages' mapping)")
+    return state
+
+
+def check_same_campaign(out: Path, state: dict[str, Any], spec: CampaignSpec) -> None:
+    """Refuse to resume a campaign with other settings: its finished stages and data were made with
+    the recorded ones (fields an older record lacks are not compared)."""
+    old = state.get("spec")
+    if not isinstance(old, dict):
+        return
+    new = spec_record(spec)
+    differ = [f"{k} {old[k]!r} -> {new[k]!r}" for k in new if k not in RESUMABLE and k in old and old[k] != new[k]]
+    if differ:
+        raise ValueError(
+            f"{out} holds a campaign run with other settings ({'; '.join(differ)}); resuming would mix them: "
+            "give another --out, or the campaign's settings"
+        )
+
+
+def stage_deadline(budget_s: float, street: str) -> float:
+    """Seconds into the campaign at which ``street``'s stage ends: the budget times the shares of the
+    stages up to it, so that a stage that overran shortens the ones after it instead of adding up."""
+    return budget_s * sum(SHARES[s] for s in STAGES[: STAGES.index(street) + 1])
+
+
+def worker_seeds(seed: int, workers: int, avoid: set[int]) -> list[int]:
+    """The workers' seeds: ``seed * 1000 + k``, skipping the seeds in ``avoid`` (the shipped network's
+    training seeds: data drawn with one holds its training situations and would flatter it)."""
+    seeds: list[int] = []
+    candidate = seed * 1000
+    while len(seeds) < workers:
+        if candidate not in avoid:
+            seeds.append(candidate)
+        candidate += 1
+    return seeds
+
+
+def _shipped_seeds(street: str) -> set[int]:
+    try:
+        return trained_seeds(checked_file(SHIPPED[street])[1])
+    except ModelError:  # no shipped network to compare with (its score is then None)
+        return set()
+
+
 def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
-    """Build the networks stage by stage within ``spec.budget_s``; returns the report."""
+    """Build the networks stage by stage within ``spec.budget_s``; returns the report.
+
+    A resumed campaign continues its budget: ``campaign.json`` keeps the seconds the earlier runs
+    used (``elapsed_s``), and each stage ends at its cumulative share of the budget counted from the
+    campaign's start (:func:`stage_deadline`), however many runs it took."""
     start = time.time()
     out = spec.out
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "campaign.json"
-    state: dict[str, Any] = json.loads(state_path.read_text()) if state_path.exists() else {"stages": {}}
+    state = load_state(state_path)
+    check_same_campaign(out, state, spec)
     stages = state["stages"]
     game = load_game("hunl")
-    total_share = sum(SHARES[s] for s in STAGES if s not in stages) or 1.0
-    stage_start = start
+    elapsed_before = float(state.get("elapsed_s", 0.0))
+    origin = start - elapsed_before  # the campaign's start, as if every run had been one
+    if any(street not in stages for street in STAGES):
+        state["spec"] = spec_record(spec)
+        state_path.write_text(json.dumps(state, indent=1) + "\n")
+        try:
+            _run_stages(spec, state, origin, game, progress)
+        finally:  # also when stopped (Ctrl-C) or failed: the time it used counts against the budget
+            state["elapsed_s"] = elapsed_before + time.time() - start
+            state_path.write_text(json.dumps(state, indent=1) + "\n")
+    report = {
+        "budget_s": spec.budget_s,
+        "seconds": time.time() - start,
+        "workers": spec.workers,
+        "device": spec.device,
+        "cpus": os.cpu_count(),
+        "stages": stages,
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / "report.md").write_text(report_markdown(report))
+    return report
+
+
+def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: Game, progress: bool) -> None:
+    """The stages not finished yet, each recorded in ``state`` (and ``campaign.json``) as it ends."""
+    out = spec.out
+    state_path = out / "campaign.json"
+    stages = state["stages"]
     ctx = get_context("spawn")  # the workers start clean: no threads or CUDA state inherited
     for street in STAGES:
         if street in stages:
             continue
-        budget = spec.budget_s * SHARES[street] / total_share
-        gen_deadline = stage_start + GENERATE_FRACTION * budget
-        stage_end = stage_start + budget
+        stage_end = origin + stage_deadline(spec.budget_s, street)
+        # what is left of the stage's time (nothing, after an overrun: one shard per worker, one epoch)
+        gen_deadline = time.time() + GENERATE_FRACTION * max(0.0, stage_end - time.time())
         next_net = None
         if street in NEXT_STREET:
             next_net = stages[NEXT_STREET[street]]["network"]
@@ -195,10 +292,11 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             "cpu": replace(gspec, device="cpu"),
             "cuda": replace(gspec, device="cuda", situations=gpu_size, shard_size=gpu_size, batch=None),
         }
+        seeds = worker_seeds(spec.seed, spec.workers, _shipped_seeds(street))
         worker_specs = [
             replace(
                 by_device[dev],
-                seed=spec.seed * 1000 + k,
+                seed=seeds[k],
                 net_precision=resolve_precision("auto", dev) if next_net is not None else None,
             )
             for k, dev in enumerate(devices)
@@ -223,8 +321,8 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         gen_seconds = time.time() - gen_started
         # counted from the shards on disk: a worker that failed keeps what it wrote
         made_by = [_situations([f], [ws]) - b * ws.shard_size for f, b, ws in zip(folders, before, worker_specs)]
-        situations = int(sum(made_by))
-        if situations == 0:
+        made = int(sum(made_by))
+        if made == 0:
             raise ValueError(f"campaign stage {street}: no worker made a situation: {'; '.join(errors)}")
         folders = [f for f in folders if f.exists() and shard_files(f)]
         table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
@@ -232,6 +330,8 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         hidden, layers, init = stage_network(spec, street)
         tspec = TrainSpec(epochs=spec.max_epochs, hidden=hidden, layers=layers, schedule="cosine")
         net_dir = out / street / "network"
+        # scored before training, inside the stage's time: training then gets what is left of it
+        shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)
         train_started = time.time()
         stats = train(
             folders,
@@ -246,14 +346,16 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             extra_manifest=extra_manifest,
             deadline=max(stage_end, time.time() + 1.0),
             init=init,
+            game="hunl",
+            round_=STREET_ROUND[street],
         )
         network = (net_dir / f"{street}.pt").resolve()  # the next stage's leaves, wherever it runs from
         entry = checked_file(network)[1]
-        shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)
+        situations = int(stats["situations"])  # every shard of the stage, this run's and earlier runs'
         stages[street] = {
             "network": str(network),
             "situations": situations,
-            "solved_per_s": situations / gen_seconds if gen_seconds > 0 else None,
+            "solved_per_s": made / gen_seconds if gen_seconds > 0 else None,
             "generate_seconds": gen_seconds,
             "train_seconds": time.time() - train_started,
             "epochs": len(json.loads((net_dir / f"{street}.history.json").read_text())),
@@ -271,20 +373,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
             # an averaged shipped network starts the run from one member (agent/training/train.py)
             "initialized_from_member": (entry.get("initialized_from") or {}).get("member"),
         }
-        state["spec"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(spec).items()}
         state_path.write_text(json.dumps(state, indent=1) + "\n")
-        stage_start = time.time()
-    report = {
-        "budget_s": spec.budget_s,
-        "seconds": time.time() - start,
-        "workers": spec.workers,
-        "device": spec.device,
-        "cpus": os.cpu_count(),
-        "stages": stages,
-    }
-    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    (out / "report.md").write_text(report_markdown(report))
-    return report
 
 
 def report_markdown(report: dict[str, Any]) -> str:

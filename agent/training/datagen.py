@@ -15,6 +15,7 @@ import math
 import os
 import re
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -652,7 +653,8 @@ def _recorded_meta(out: Path) -> dict | None:
     """What generated the data already in ``out``: its ``generate.json``, else (older or
     hand-copied folders) the metadata of a shard; None for a folder without data."""
     record = out / "generate.json"
-    if record.exists():
+    # a record without shards is a run that failed before its first shard: nothing to mix with
+    if record.exists() and shard_files(out):
         try:
             return json.loads(record.read_text())
         except (OSError, json.JSONDecodeError) as exc:
@@ -748,13 +750,30 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     return meta_base
 
 
+def shard_count(path: Path) -> int | None:
+    """Situations a shard holds, from its metadata; None where the file is missing or unreadable
+    (cut short, damaged) or records no count (shards of older code: taken as whole)."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as z:
+            count = json.loads(str(z["meta"])).get("count")
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+        return None
+    return int(count) if isinstance(count, int) else -1
+
+
 def missing_shards(spec: GenerateSpec, out: Path) -> list[tuple[int, int]]:
-    """``(index, count)`` of the shards not written yet (resuming skips the others)."""
+    """``(index, count)`` of the shards to write: those not written yet, unreadable ones, and the
+    last shard of a shorter run that holds fewer situations than this run's shard of that index
+    (a shard is a function of the seed and its index, so rewriting it gives what one run gives)."""
     n_shards = -(-spec.situations // spec.shard_size)
     todo = []
     for i in range(n_shards):
-        if not shard_path(out, i).exists():
-            todo.append((i, min(spec.shard_size, spec.situations - i * spec.shard_size)))
+        count = min(spec.shard_size, spec.situations - i * spec.shard_size)
+        have = shard_count(shard_path(out, i))
+        if have is None or 0 <= have < count:
+            todo.append((i, count))
     return todo
 
 
@@ -791,5 +810,5 @@ def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
         try:
             with np.load(p) as z:
                 yield {k: z[k] for k in z.files if k != "meta"}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
             raise ValueError(f"{p}: unreadable shard ({exc}); delete it and run deepstack generate again to redo it") from None

@@ -19,8 +19,8 @@ import torch
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import load_value_net
 from agent.nets.valuenet import masked_huber
-from agent.training.streets import street_abstraction
-from agent.training.train import load_datasets
+from agent.training.streets import STREET_ROUND, street_abstraction
+from agent.training.train import check_data_game, load_datasets
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,19 @@ def _abstraction(entry: dict) -> tuple:
     return (street, entry.get("buckets_file"), entry.get("river_buckets"))
 
 
-def score_networks(net_paths: Sequence[str | Path], data_dirs: Sequence[Path], total_stacks: float) -> list[HeldOutScore]:
+def score_networks(
+    net_paths: Sequence[str | Path], data_dirs: Sequence[Path], total_stacks: float, game: str | None = None
+) -> list[HeldOutScore]:
     """Each network's loss on every situation of ``data_dirs``, in that network's own buckets
-    (read from its manifest entry); the rows are encoded once per abstraction."""
+    (read from its manifest entry); the rows are encoded once per abstraction. With ``game``,
+    folders of another game, or of another round than a network's street, are refused."""
     encoded: dict[tuple, tuple[torch.Tensor, ...]] = {}
     scores = []
     for path in net_paths:
         net, entry = load_value_net(path)
         key = _abstraction(entry)
+        if game is not None:
+            check_data_game(list(data_dirs), game, STREET_ROUND.get(key[0]))
         if key not in encoded:
             street, buckets_file, river_buckets = key
             table, _, _ = street_abstraction(street, int(river_buckets or 1000), buckets_file)

@@ -26,6 +26,8 @@ from agent.nets.manifest import (
     manifest_path_for,
     read_manifest,
     sha256_of,
+    spec_seed,
+    trained_folders,
     trained_seeds,
 )
 from agent.training.heldout import HeldOutScore, score_networks
@@ -68,13 +70,44 @@ def _test_records(test_dirs: Sequence[Path]) -> list[dict]:
     return records
 
 
-def _check_held_out(test_dirs: Sequence[Path], records: list[dict], entries: dict[str, dict]) -> None:
-    """Refuse a test folder drawn with a seed a network trained on: it holds the same situations."""
+def held_out_problems(test_dirs: Sequence[Path], records: list[dict], entries: dict[str, dict]) -> list[str]:
+    """Why each test folder is not held out from the networks of ``entries`` (one line each): it is
+    one of the folders a network trained on, it was drawn with a seed one trained on (it holds the
+    same situations), or its record gives no seed to tell."""
+    problems = []
     for folder, record in zip(test_dirs, records):
-        seed = record.get("spec", {}).get("seed")
+        seed = spec_seed(record.get("spec"))
+        if seed is None:
+            problems.append(f"{folder}: its generate.json gives no seed (nor harvested_from's): cannot tell it is held out")
+            continue
         for who, entry in entries.items():
-            if seed in trained_seeds(entry):
-                raise ValueError(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
+            if Path(folder).resolve() in trained_folders(entry):
+                problems.append(f"{folder}: {who} trained on this folder: not held out")
+            elif seed in trained_seeds(entry):
+                problems.append(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
+    return problems
+
+
+def _check_held_out(test_dirs: Sequence[Path], records: list[dict], entries: dict[str, dict]) -> None:
+    """Refuse a test folder that is not held out (:func:`held_out_problems`)."""
+    problems = held_out_problems(test_dirs, records, entries)
+    if problems:
+        raise ValueError(problems[0])
+
+
+def held_out_warnings(net_paths: Sequence[str | Path], test_dirs: Sequence[Path]) -> list[str]:
+    """:func:`held_out_problems` of networks scored without recording (``deepstack eval nets``):
+    said, not refused; a folder without a readable record is said too."""
+    entries = {str(path): checked_file(path)[1] for path in net_paths}
+    lines = []
+    for folder in test_dirs:
+        try:
+            records = _test_records([folder])
+        except ValueError as exc:
+            lines.append(f"{exc}: cannot tell it is held out")
+            continue
+        lines += held_out_problems([folder], records, entries)
+    return lines
 
 
 def _atomic_copy(src: Path, dst: Path) -> Path:
@@ -91,13 +124,15 @@ def promote(
     manifest: Path = MODELS_DIR / "manifest.json",
     force: bool = False,
     dry_run: bool = False,
+    game: str | None = None,
 ) -> Promotion:
     """Score the network of manifest entry ``name`` and ``candidate`` on ``test_dirs``; when the
     candidate's mean per-situation loss is lower with 95% confidence (or ``force``), copy it and
     its companions over the shipped files and give the entry the candidate's record with the test.
 
     Raises ModelError (a file or entry that is not usable), ValueError (networks of different
-    streets or abstractions, test data not held out) or NotBetter (nothing written)."""
+    streets or abstractions, test data not held out or, with ``game``, of another game or round)
+    or NotBetter (nothing written)."""
     candidate, manifest = Path(candidate), Path(manifest)
     entries = read_manifest(manifest)["models"]
     if name not in entries:
@@ -113,7 +148,7 @@ def promote(
         )
     records = _test_records(test_dirs)
     _check_held_out(test_dirs, records, {str(target): shipped, str(candidate): new})
-    old_score, new_score = score_networks([target, candidate], list(test_dirs), total_stacks)
+    old_score, new_score = score_networks([target, candidate], list(test_dirs), total_stacks, game)
     diff, half = new_score.paired_difference(old_score)
     result = Promotion(name, target, old_score.loss, new_score.loss, diff, half, len(new_score.per_situation), False)
     if diff + half >= 0 and not force:

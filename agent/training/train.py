@@ -4,6 +4,7 @@ registered in the model manifest."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -23,7 +24,8 @@ from tqdm import tqdm
 from agent.nets.encoding import canonical_permutation
 from agent.nets.manifest import command_line, load_value_net, register_model
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
-from agent.training.datagen import load_shards
+from agent.training.datagen import load_shards, shard_files
+from protocol.gamedef import GameDefError, load_game
 
 if TYPE_CHECKING:
     from agent.solver.handspace import HandSpace
@@ -87,6 +89,43 @@ def _generation_record(folder: Path) -> dict:
     except (OSError, json.JSONDecodeError):
         return {}
     return meta if isinstance(meta, dict) else {}
+
+
+def data_spec(folder: Path) -> dict:
+    """What generated a folder's data: its ``generate.json`` spec, else (hand-copied folders) its
+    first shard's; {} where neither says."""
+    spec = _generation_record(folder).get("spec")
+    if isinstance(spec, dict):
+        return spec
+    for shard in shard_files(folder)[:1]:
+        try:
+            with np.load(shard) as z:
+                spec = json.loads(str(z["meta"])).get("spec")
+        except Exception:  # noqa: BLE001 - an unreadable shard is named when the rows are read
+            return {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def same_game(a: str, b: str) -> bool:
+    """Whether two game names (short names or files) are one game, whatever path named it."""
+    if a == b:
+        return True
+    try:
+        return dataclasses.replace(load_game(a), name="") == dataclasses.replace(load_game(b), name="")
+    except GameDefError:
+        return False
+
+
+def check_data_game(data_dirs: Sequence[Path], game: str, round_: int | None = None) -> None:
+    """Refuse, before anything is read, a folder whose data was generated for another game than
+    ``game`` (or situations at the start of another round than ``round_``): rows of the same width
+    would train, or score, a network on another game's values."""
+    for folder in data_dirs:
+        spec = data_spec(Path(folder))
+        if "game" in spec and not same_game(str(spec["game"]), game):
+            raise ValueError(f"{folder}: data of the game {spec['game']!r} (its generate.json), not {game!r}")
+        if round_ is not None and "round" in spec and spec["round"] != round_:
+            raise ValueError(f"{folder}: situations at the start of round {spec['round']} (its generate.json), not {round_}")
 
 
 #: what pooled folders' specs must share: the same kind of situation (the next network they were
@@ -197,8 +236,8 @@ def data_provenance(data_dirs: Sequence[Path]) -> dict:
                 if key in meta
             }
         )
-    if len(sources) == 1:
-        return {"data": sources[0]} if sources[0] else {}
+    if len(sources) == 1:  # the folder too: a test folder that is this one is not held out (promote)
+        return {"data": {"folder": str(data_dirs[0]), **sources[0]}} if sources[0] else {}
     pooled: dict = {"folders": [{"folder": str(folder), **src} for folder, src in zip(data_dirs, sources)]}
     shas = {src["next_net_sha256"] for src in sources if "next_net_sha256" in src}
     if len(shas) == 1:
@@ -284,6 +323,8 @@ def train(
     extra_manifest: dict | None = None,
     deadline: float | None = None,
     init: Path | None = None,
+    game: str | None = None,
+    round_: int | None = None,
 ) -> dict[str, float]:
     """Train on every shard of ``data_dir`` (a folder, or several folders pooled); write
     ``out_dir/{model_name}.pt`` (TorchScript).
@@ -297,9 +338,16 @@ def train(
 
     ``init``: a network of the same shape (TorchScript, beside its manifest) whose weights the
     run starts from instead of random ones: a shipped network fine-tuned on new data keeps what
-    it learned from data that may no longer exist."""
+    it learned from data that may no longer exist.
+
+    ``game`` / ``round_``: the game (and round) the network is for; folders generated for another
+    are refused before anything is read (:func:`check_data_game`)."""
+    if spec.epochs < 1:
+        raise ValueError(f"epochs must be at least 1, not {spec.epochs}")
     torch.manual_seed(spec.seed)
     data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
+    if game is not None:
+        check_data_game(data_dirs, game, round_)
     x, y, m = load_datasets(data_dirs, encoder, progress)
     if canonical_space is not None:
         x, y, m = canonical_rows(x, y, m, canonical_space)
@@ -348,6 +396,8 @@ def train(
             print(f"{ckpt_path}: resuming after epoch {start_epoch}", file=sys.stderr)
         elif ckpt is not None:  # an unreadable one is said above
             print(f"{ckpt_path}: left by a run with other data or settings; training from the start", file=sys.stderr)
+    for _ in range(start_epoch):  # the batch orders of the epochs done: a resumed run goes on as one run would
+        rng.permutation(train_idx)
     bar = tqdm(
         range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs
     )
@@ -373,6 +423,11 @@ def train(
         with torch.no_grad():
             vi = torch.as_tensor(val_idx)
             val = float(masked_huber(net(X[vi]), Y[vi], M[vi]))
+        if not math.isfinite(val):  # diverged: nothing after it is a network
+            raise ValueError(
+                f"{model_name}: the validation loss is {val} after epoch {epoch + 1} (training diverged); "
+                f"try a lower learning rate than {spec.lr_at(epoch, run_epochs):g}"
+            )
         history.append({"epoch": epoch + 1, "train": total / max(batches, 1), "validation": val})
         if val < best:
             best = val

@@ -64,7 +64,7 @@ def test_a_better_network_replaces_the_shipped_one(river: Path, capsys: pytest.C
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--test", "train"], "drawn with seed 1, which"),  # the training data is not held out
+        (["--test", "train"], "trained on this folder: not held out"),  # the training data is not held out
         (["--test", "test", "--as", "river-y"], "no entry 'river-y'"),
         (["--test", "nowhere"], "no generate.json"),
     ],
@@ -127,6 +127,61 @@ def test_a_kept_network_records_its_score_on_new_targets(river: Path, capsys: py
     assert other["sha256"] == sha256_of(river / "bad" / "bad.pt") and other["huber"] > check["huber"]
     capsys.readouterr()
     assert main(argv + [str(river / "train")]) == 2
-    assert "drawn with seed 1" in capsys.readouterr().err
+    assert "trained on this folder" in capsys.readouterr().err
     _, entry = checked_file(shipped)
     assert len(entry["checks"]) == 1
+
+
+def test_a_folder_trained_on_is_not_held_out_whatever_its_seed_says(tmp_path: Path) -> None:
+    """A harvested river folder has no seed of its own (its turn data's counts), a folder a network
+    names as its training data is refused by its path, and a folder without a seed cannot pass."""
+    from agent.training.promote import held_out_problems
+
+    folder = tmp_path / "data"
+    harvested = {"spec": {"game": "hunl", "round": 3, "harvested_from": {"seed": 5}}}
+    assert held_out_problems([folder], [harvested], {"net": {"data": harvested}}) == [
+        f"{folder}: drawn with seed 5, which net trained on: not held out"
+    ]
+    trained_here = {"data": {"folder": str(folder), "spec": {"seed": 9}}}
+    assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": trained_here}) == [
+        f"{folder}: net trained on this folder: not held out"
+    ]
+    pooled = {"data": {"folders": [{"folder": str(tmp_path / "." / "data"), "spec": {"seed": 9}}]}}
+    assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": pooled})
+    assert "gives no seed" in held_out_problems([folder], [{"spec": {"round": 3}}], {"net": {}})[0]
+    assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": trained_here | {"data": {"spec": {"seed": 1}}}}) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"seed": None, "harvested_from": {"seed": 1}}, "drawn with seed 1, which"),
+        ({"seed": None}, "gives no seed"),
+        ({"game": "leduc"}, "data of the game 'leduc'"),
+        ({"round": 2}, "start of round 2 (its generate.json), not 3"),
+    ],
+)
+def test_a_test_folder_of_training_data_or_another_game_is_refused(
+    river: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict, message: str
+) -> None:
+    import shutil
+
+    test = tmp_path / "test"
+    shutil.copytree(river / "test", test)
+    record = json.loads((test / "generate.json").read_text())
+    record["spec"] = {k: v for k, v in {**record["spec"], **change}.items() if v is not None}
+    (test / "generate.json").write_text(json.dumps(record))
+    assert _promote(river, "bad/bad.pt", "--test", str(test), "--dry-run", "--force") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deepstack promote: error: ") and message in err and len(err.strip().splitlines()) == 1
+    if "seed" not in message:  # eval nets refuses another game or round too
+        assert main(["eval", "nets", str(river / "bad" / "bad.pt"), "--data", str(test)]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_eval_nets_warns_where_a_network_trained_on_the_data(river: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "nets", str(river / "bad" / "bad.pt"), "--data", str(river / "train")]) == 0
+    err = capsys.readouterr().err
+    assert "deepstack eval nets: warning: " in err and "trained on this folder" in err
+    assert main(["eval", "nets", str(river / "bad" / "bad.pt"), "--data", str(river / "test")]) == 0
+    assert "warning" not in capsys.readouterr().err

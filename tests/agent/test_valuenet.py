@@ -148,6 +148,38 @@ def test_a_shard_left_half_written_is_never_read(tmp_path: Path) -> None:
             np.testing.assert_array_equal(a["targets"], b["targets"])
 
 
+def test_more_situations_complete_a_short_last_shard(tmp_path: Path) -> None:
+    """7 situations in shards of 5, then 12: the short shard of 2 is rewritten whole (5), so the
+    folder equals one run of 12; a damaged shard is written again, and read it is named."""
+    spec = GenerateSpec(game="leduc", round=1, situations=12, shard_size=5, seed=3, iterations=20)
+    full, extended = tmp_path / "full", tmp_path / "extended"
+    generate(spec, full, progress=False)
+    generate(replace(spec, situations=7), extended, progress=False)
+    generate(spec, extended, progress=False)
+    assert [len(part["inputs"]) for part in load_shards(extended)] == [5, 5, 2]
+    for i in range(3):
+        with np.load(shard_path(full, i)) as a, np.load(shard_path(extended, i)) as b:
+            np.testing.assert_array_equal(a["targets"], b["targets"])
+    shard_path(extended, 1).write_bytes(shard_path(extended, 1).read_bytes()[:100])  # cut short
+    with pytest.raises(ValueError, match=r"shard-00001.npz: unreadable shard"):
+        list(load_shards(extended))
+    generate(spec, extended, progress=False)
+    with np.load(shard_path(full, 1)) as a, np.load(shard_path(extended, 1)) as b:
+        np.testing.assert_array_equal(a["targets"], b["targets"])
+
+
+def test_a_run_that_failed_before_its_first_shard_does_not_lock_its_folder(tmp_path: Path) -> None:
+    """generate.json is written before the first shard: without shards it records no data, and a
+    corrected command (other settings) runs."""
+    out = tmp_path / "data"
+    spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=20)
+    generate(spec, out, progress=False)
+    shard_path(out, 0).unlink()  # as a run that failed in its first shard leaves it
+    generate(replace(spec, iterations=10), out, progress=False)
+    assert json.loads((out / "generate.json").read_text())["spec"]["iterations"] == 10
+    assert shard_files(out) == [shard_path(out, 0)]
+
+
 def test_sparse_situations_leave_hands_out_and_the_rest_of_the_data_as_it_was(tmp_path: Path) -> None:
     """--sparse 1: every situation's ranges hold no mass on some possible hands (what a network meets
     at re-solving leaves), the boards and pots are the draws without it; --sparse 0 draws what
@@ -415,6 +447,84 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(
         load_value_net(out / "tiny.pt")[1]["training_situations"] + load_value_net(out / "tiny.pt")[1]["validation_situations"]
         == 32
     )
+
+
+def test_an_interrupted_then_resumed_run_trains_the_network_of_one_run(
+    tmp_path: Path, leduc: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after its checkpoint of epoch 10, the run resumed goes on with the batch orders of
+    epochs 11 and 12 (not epoch 1's again): the same history and weights as one run."""
+    import agent.training.train as train_module
+
+    data = tmp_path / "data"
+    generate(GenerateSpec(game="leduc", round=1, situations=24, shard_size=24, seed=1, iterations=20), data, progress=False)
+    space = HandSpace(leduc)
+    tspec = TrainSpec(epochs=12, batch_size=8, hidden=8, layers=2, lr_drop_epoch=11)
+    kw = {"buckets": space.size, "extra": len(space.deck), "spec": tspec, "model_name": "tiny", "progress": False}
+    train(data, tmp_path / "one", **kw)
+    real, calls = train_module.masked_huber, []
+
+    def killed_in_epoch_11(*args: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        if len(calls) > 10 * 4:  # 3 batches and a validation per epoch
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(train_module, "masked_huber", killed_in_epoch_11)
+    with pytest.raises(KeyboardInterrupt):
+        train(data, tmp_path / "two", **kw)
+    monkeypatch.setattr(train_module, "masked_huber", real)
+    train(data, tmp_path / "two", **kw)
+    history = [json.loads((tmp_path / d / "tiny.history.json").read_text()) for d in ("one", "two")]
+    assert history[0] == history[1]
+    one, two = (load_value_net(tmp_path / d / "tiny.pt")[0].state_dict() for d in ("one", "two"))
+    for key in one:
+        torch.testing.assert_close(one[key], two[key], rtol=0, atol=0)
+
+
+def test_training_refuses_data_of_another_game_and_runs_that_cannot_train(
+    tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows of no-limit Leduc are as wide as limit Leduc's: the folder's record is what tells; no
+    epoch or a diverging run is one line naming the problem, never a traceback."""
+    from agent.cli.main import main
+
+    data, out = tmp_path / "data", tmp_path / "models"
+    generate(GenerateSpec(game="leduc", round=1, situations=16, shard_size=16, seed=1, iterations=20), data, progress=False)
+    base = ["train", "--data", str(data), "--out", str(out), "--name", "x", "--hidden", "8", "--layers", "2"]
+    assert main([*base, "--game", "leduc-limit", "--epochs", "1"]) == 2
+    assert f"{data}: data of the game 'leduc' (its generate.json), not 'leduc-limit'" in capsys.readouterr().err
+    assert not (out / "x.pt").exists()
+    assert main([*base, "--game", "leduc", "--epochs", "0"]) == 2
+    assert "--epochs and --batch-size must be at least 1" in capsys.readouterr().err
+    assert main([*base, "--game", "leduc", "--epochs", "2", "--lr", "1e30"]) == 2
+    err = capsys.readouterr().err  # after the progress bars, one line
+    assert err.strip().splitlines()[-1].startswith("deepstack train: error: x: the validation loss is nan after epoch 1")
+    assert "diverged" in err and "Traceback" not in err and not (out / "x.pt").exists()
+    space = HandSpace(leduc)
+    with pytest.raises(ValueError, match="epochs must be at least 1"):
+        train(data, out, space.size, len(space.deck), TrainSpec(epochs=0), "x", progress=False)
+
+
+def test_a_manifest_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """register_model writes a temporary file and renames it: a failure before the rename leaves
+    the manifest as it was."""
+    import os
+
+    from agent.nets.manifest import register_model
+
+    model = tmp_path / "a.pt"
+    model.write_bytes(b"x")
+    manifest = register_model(model, "a")
+    before = manifest.read_text()
+
+    def failing_replace(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        register_model(model, "b")
+    assert manifest.read_text() == before
 
 
 def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations(
@@ -837,6 +947,13 @@ def test_generate_street_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         == 2
     )
     assert main(["generate", "--game", "leduc", "--street", "turn", "--situations", "1", "--out", str(tmp_path)]) == 2
+    capsys.readouterr()
+    assert main(["generate", "--game", "hunl", "--situations", "1", "--out", str(tmp_path / "none")]) == 2
+    assert "hold'em games need --street" in capsys.readouterr().err
+    for bad in ("0", "2"):
+        assert main(["generate", "--game", "leduc", "--round", bad, "--situations", "1", "--out", str(tmp_path / "none")]) == 2
+        assert f"--round {bad}: situations start a later round of leduc (1..1)" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
     assert main(["train", "--game", "hunl", "--data", str(tmp_path), "--out", str(tmp_path), "--name", "x"]) == 2
     assert "--street turn" in capsys.readouterr().err
     # an --out that is a file: a message and exit 1, no traceback
@@ -1002,6 +1119,22 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     before = (out / "campaign.json").read_text()
     assert main(args) == 0  # every stage done: kept as it is
     assert (out / "campaign.json").read_text() == before
+    # a stage resumed (its time long spent: one shard per worker, one epoch) reports all its shards
+    state = json.loads(before)
+    del state["stages"]["preflop-aux"]
+    (out / "campaign.json").write_text(json.dumps(state))
+    aux = sorted((out / "preflop-aux").glob("data-*"))
+    earlier = sum(len(shard_files(d)) for d in aux)
+    assert main(args) == 0
+    stage = json.loads((out / "report.json").read_text())["stages"]["preflop-aux"]
+    total = sum(len(shard_files(d)) for d in aux)  # shards of one situation
+    assert total > earlier and stage["situations"] == total
+    assert json.loads((out / "campaign.json").read_text())["elapsed_s"] > state["elapsed_s"]
+    capsys.readouterr()
+    assert main([*args, "--seed", "1", "--layers", "3"]) == 2  # other settings: refused, naming them
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepstack campaign: error: {out} holds a campaign run with other settings (seed 0 -> 1;")
+    assert "layers 4 -> 3" in err and len(err.strip().splitlines()) == 1
     assert main(["campaign", "--budget", "soon", "--out", str(out)]) == 2
     assert "budget 'soon'" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--iterations", "turn=x"]) == 2
@@ -1010,6 +1143,46 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert "--workers, --hidden and --layers must be positive" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "2", "--gpu-workers", "3"]) == 2
     assert "--gpu-workers from 1 to --workers" in capsys.readouterr().err
+
+
+def test_campaign_deadlines_seeds_and_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stages end at cumulative shares of the budget; a resumed campaign's clock starts at the
+    seconds its earlier runs used (kept in campaign.json, also when a run is stopped); workers skip
+    the shipped network's training seeds; a damaged campaign.json is one line naming it."""
+    import time
+
+    import agent.training.campaign as campaign
+    from agent.cli.main import main
+
+    assert campaign.stage_deadline(100.0, "river") == pytest.approx(30.0)
+    assert campaign.stage_deadline(100.0, "preflop-aux") == pytest.approx(100.0)
+    assert campaign.worker_seeds(0, 4, {1, 2}) == [0, 3, 4, 5] and campaign.worker_seeds(7, 2, set()) == [7000, 7001]
+    turn_seeds = campaign._shipped_seeds("turn")
+    assert turn_seeds and not set(campaign.worker_seeds(0, 20, turn_seeds)) & turn_seeds
+    out = tmp_path / "c"
+    spec = campaign.CampaignSpec(budget_s=60.0, out=out)
+    out.mkdir()
+    (out / "campaign.json").write_text(json.dumps({"stages": {}, "elapsed_s": 40.0}))
+    origins = []
+
+    def stopped(spec: object, state: object, origin: float, game: object, progress: bool) -> None:
+        origins.append(origin)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign, "_run_stages", stopped)
+    started = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        campaign.run_campaign(spec, progress=False)
+    assert origins[0] == pytest.approx(started - 40.0, abs=2.0)
+    state = json.loads((out / "campaign.json").read_text())
+    assert 40.0 <= state["elapsed_s"] < 42.0 and state["spec"]["budget_s"] == 60.0
+    (out / "campaign.json").write_text('{"stages": ')
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: unreadable campaign record")
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_campaign_from_shipped_starts_each_network_from_the_shipped_one() -> None:
