@@ -18,6 +18,7 @@ running the same seed with the names swapped is a duplicate match.
 from __future__ import annotations
 
 import argparse
+import re
 import select
 import socket
 import sys
@@ -36,6 +37,9 @@ from protocol.client import LineBuffer, LineTooLong, printable
 from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
 from protocol.matchstate import MatchState, MatchStateError, format_matchstate, format_state_line, parse_matchstate
 from protocol.state import HandState
+
+#: the version line as the ACPC dealer reads it (numbers may have spaces or a sign before them)
+VERSION_LINE = re.compile(r"VERSION:\s*([+-]?\d+)\.\s*([+-]?\d+)\.\s*([+-]?\d+)", re.ASCII)
 
 DEFAULT_T_RESPONSE_MS = 600_000
 DEFAULT_T_HAND_MS = 600_000
@@ -229,7 +233,8 @@ class Dealer:
     def _accept(self) -> list[_Seat]:
         """Each seat's connection in seat order; each listening socket is closed once its seat is
         taken, so a second client on that port is refused at once (as the ACPC dealer does)."""
-        timeout = self.config.start_timeout_ms / 1000.0 if self.config.start_timeout_ms > 0 else None
+        # as the ACPC dealer: below 0 no limit, 0 only clients already waiting
+        timeout = self.config.start_timeout_ms / 1000.0 if self.config.start_timeout_ms >= 0 else None
         deadline = None if timeout is None else time.monotonic() + timeout
         seats = []
         for i, listener in enumerate(self.listeners):
@@ -255,13 +260,11 @@ class Dealer:
             raise DealerAbort(f"could not read version string from seat {seat.index + 1}")
         if isinstance(line, LineTooLong):
             raise DealerAbort(f"invalid version string from seat {seat.index + 1}: {line}")
-        parts = line.strip()
-        try:
-            if not parts.startswith("VERSION:"):
-                raise ValueError
-            major, minor, rev = (int(x) for x in parts[len("VERSION:") :].split(".")[:3])
-        except ValueError:
-            raise DealerAbort(f"invalid version string {printable(line)}") from None
+        # as the ACPC dealer's sscanf("VERSION:%u.%u.%u"): three numbers, whatever follows them
+        found = VERSION_LINE.match(line)
+        if found is None:
+            raise DealerAbort(f"invalid version string {printable(line)}")
+        major, minor = int(found[1]), int(found[2])
         if major != 2 or minor > 0:
             self._e("ERROR: this server is currently using version 2.0.0")
 
@@ -516,7 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-p",
         dest="ports",
-        help="comma-separated ports to listen on, one per seat, each 1..65535 or 0 for any free port (default: any free ports)",
+        help="comma-separated ports to listen on in seat order, each 1..65535 or 0 for any free port; seats after the "
+        "list get free ports, as with the ACPC dealer (default: any free ports)",
     )
     parser.add_argument(
         "--t_response", type=int, default=DEFAULT_T_RESPONSE_MS, help=f"max ms per response (default {DEFAULT_T_RESPONSE_MS})"
@@ -530,12 +534,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_T_PER_HAND_MS,
         help=f"max average ms per hand over the match (default {DEFAULT_T_PER_HAND_MS})",
     )
-    parser.add_argument("--start_timeout", type=int, default=-1, help="max ms to wait for players (<0: none; default -1)")
+    parser.add_argument(
+        "--start_timeout",
+        type=int,
+        default=-1,
+        help="max ms to wait for the players to connect, counted from the start (<0: none, as the default -1; 0: "
+        "only clients already waiting); when positive, also the wait for each version line",
+    )
     parser.add_argument("-q", dest="quiet", action="store_true", help="only errors, warnings and the score on stderr")
     parser.add_argument("-f", dest="fixed", action="store_true", help="fixed seats (no rotation of positions)")
     parser.add_argument("-l", dest="no_log", action="store_true", help="no log file")
     parser.add_argument("-L", dest="no_log", action="store_false", help="write the log file (the default)")
     parser.add_argument("-a", dest="append", action="store_true", help="append to the log file")
+    parser.add_argument("-t", dest="transactions", action="store_false", help="no transaction file (the default)")
+    parser.add_argument(
+        "-T",
+        dest="transactions",
+        action="store_true",
+        help="a transaction file (NAME.tlog, to resume an interrupted match): not supported; refused",
+    )
+    parser.set_defaults(transactions=False)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
         "--deck",
@@ -560,15 +578,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     ports: tuple[int, ...] = ()
     if args.ports:
-        rule = f"give {game.num_players} comma-separated ports, each 1..65535 or 0 for any free port"
+        rule = f"give up to {game.num_players} comma-separated ports, each 1..65535 or 0 for any free port"
         try:
             ports = tuple(int(p) for p in args.ports.split(","))
         except ValueError:
             print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
             return 1
-        if len(ports) != game.num_players or not all(0 <= p < 65536 for p in ports):
+        if len(ports) > game.num_players or not all(0 <= p < 65536 for p in ports):
             print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
             return 1
+        ports += (0,) * (game.num_players - len(ports))  # the seats after the list: free ports
+    if args.transactions:
+        print("ERROR: -T: transaction files are not supported (a match cannot be resumed; -t is the default)", file=sys.stderr)
+        return 1
     if args.hands <= 0:
         print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)
         return 1

@@ -301,13 +301,30 @@ def test_port_types_take_the_whole_range_and_zero_only_where_any_port_is_meant()
         port_or_zero("-3")
 
 
-@pytest.mark.parametrize("ports", ["1,70000", "5,-1", "1,x", "5"])
+@pytest.mark.parametrize("ports", ["1,70000", "5,-1", "1,x", "1,2,3"])
 def test_dealer_refuses_ports_outside_0_to_65535(ports: str, capsys: pytest.CaptureFixture[str]) -> None:
     from protocol.dealer import main as dealer_main
 
     assert dealer_main(["m", "leduc", "1", "1", "A", "B", "-p", ports]) == 1
     err = capsys.readouterr().err.strip()
-    assert err == f"ERROR: bad port string {ports}: give 2 comma-separated ports, each 1..65535 or 0 for any free port"
+    assert err == f"ERROR: bad port string {ports}: give up to 2 comma-separated ports, each 1..65535 or 0 for any free port"
+
+
+def test_dealer_short_port_list_start_timeout_0_and_transaction_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the ACPC dealer: seats after a short ``-p`` list get free ports, ``--start_timeout 0``
+    gives up at once when no client is waiting, ``-t`` is the default; ``-T`` is refused."""
+    from protocol.dealer import main as dealer_main
+
+    argv = ["m", "leduc", "1", "1", "A", "B", "--log-dir", str(tmp_path)]
+    assert dealer_main([*argv, "-p", "0", "--start_timeout", "0", "-t"]) == 1
+    out, err = capsys.readouterr()
+    ports = out.splitlines()[0].split()
+    assert len(ports) == 2 and all(int(p) > 0 for p in ports)
+    assert "ERROR: seat 1 did not connect within the start timeout" in err
+    assert dealer_main([*argv, "-T"]) == 1
+    assert capsys.readouterr().err.startswith("ERROR: -T: transaction files are not supported")
 
 
 # ---------------------------------------------------------------------- model paths checked at start-up

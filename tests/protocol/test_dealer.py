@@ -162,10 +162,23 @@ def test_time_limits_abort_the_match(limits: dict, hands: int, hunl: Game, tmp_p
     assert "SCORE" not in run.log
 
 
-def test_bad_version_line_aborts(hunl: Game, tmp_path: Path) -> None:
-    run = run_dealer(hunl, [ScriptedSeat(calls(), version=b"HELLO\r\n"), ScriptedSeat(calls())], tmp_path)
-    assert not run.result.ok
-    assert "ERROR: invalid version string HELLO" in run.err
+@pytest.mark.parametrize(
+    ("version", "ok"),
+    [
+        (b"HELLO", False),
+        (b"VERSION:2.0", False),
+        (b" VERSION:2.0.0", False),
+        (b"VERSION:2.0.0 extra", True),
+        (b"VERSION:2.0.0.1", True),
+    ],
+)
+def test_version_line_is_read_as_the_acpc_dealer_reads_it(version: bytes, ok: bool, hunl: Game, tmp_path: Path) -> None:
+    """Three numbers after ``VERSION:``, whatever follows them (its ``sscanf``); anything else
+    aborts the match."""
+    run = run_dealer(hunl, [ScriptedSeat(calls(), version=version + b"\r\n"), ScriptedSeat(calls())], tmp_path)
+    assert run.result.ok == ok, run.err
+    if not ok:
+        assert f"ERROR: invalid version string {version.decode()}" in run.err
 
 
 @pytest.mark.parametrize(
