@@ -37,6 +37,7 @@ from protocol.client import LineBuffer, LineTooLong, printable
 from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
 from protocol.matchstate import MatchState, MatchStateError, format_matchstate, format_state_line, parse_matchstate
 from protocol.state import HandState
+from protocol.transactions import Transaction, TransactionError, read_transactions
 
 #: the version line as the ACPC dealer reads it (numbers may have spaces or a sign before them)
 VERSION_LINE = re.compile(r"VERSION:\s*([+-]?\d+)\.\s*([+-]?\d+)\.\s*([+-]?\d+)", re.ASCII)
@@ -103,6 +104,9 @@ class DealerConfig:
     quiet: bool = False
     fixed_seats: bool = False
     deck: DeckConvention = "high"
+    #: the transaction file (``-T``): every action is written to it; with ``append``, the actions
+    #: already in it are replayed first (a match resumed after an interruption)
+    transactions: Path | None = None
 
 
 @dataclass
@@ -275,8 +279,12 @@ class Dealer:
         stats = [SeatStats() for _ in range(n)]
         result = DealerResult(ok=False, error=None, hands_played=0, seats=stats)
         log_file: TextIO | None = None
+        tlog: TextIO | None = None
         seats: list[_Seat] = []
         try:
+            replay = self._replay_records()
+            if cfg.transactions is not None:
+                tlog = open(cfg.transactions, "a" if cfg.append else "w", encoding="ascii")
             if not self.listeners:
                 self.open()
             if cfg.log_dir is not None:
@@ -298,7 +306,7 @@ class Dealer:
                 self._e(f"STARTED at {time.time():.6f}")
             match_budget_us = cfg.t_per_hand_ms * 1000 * cfg.hands
             for hand_id in range(cfg.hands):
-                values = self._play_hand(hand_id, seats, stats, match_budget_us, log_file)
+                values = self._play_hand(hand_id, seats, stats, match_budget_us, log_file, tlog, replay)
                 result.hand_values.append(values)
                 result.hands_played = hand_id + 1
                 if self.on_hand is not None:
@@ -327,6 +335,8 @@ class Dealer:
         finally:
             if log_file:
                 log_file.close()
+            if tlog:
+                tlog.close()
             for seat in seats:
                 try:
                     seat.conn.shutdown(socket.SHUT_RDWR)
@@ -343,8 +353,15 @@ class Dealer:
         stats: list[SeatStats],
         match_budget_us: int,
         log_file: TextIO | None,
+        tlog: TextIO | None = None,
+        replay: deque[Transaction] | None = None,
     ) -> tuple[float, ...]:
+        """Play hand ``hand_id``; its first actions come from ``replay`` while it holds actions of
+        this hand (nothing is sent for them), the rest from the seats (each written to ``tlog``).
+        A hand replayed to its end was logged and sent by the interrupted run: neither again."""
         cfg = self.config
+        replay = replay if replay is not None else deque()
+        live = False
         n = cfg.game.num_players
         player0_seat = 0 if cfg.fixed_seats else hand_id % n
         seat_of = [(p + player0_seat) % n for p in range(n)]  # position -> seat
@@ -355,20 +372,29 @@ class Dealer:
         while not state.finished:
             actor = state.current_player
             assert actor is not None
-            send_time = 0.0
-            for seat in seats:
-                position = (seat.index + n - player0_seat) % n
-                line = format_matchstate(state, position)
-                self._send(seat, line)
-                if position == actor:
-                    send_time = time.perf_counter()
             seat = seats[seat_of[actor]]
-            action_text = self._read_response(seat, state, actor, send_time, stats, hand_used_us, match_budget_us)
+            if replay:
+                state = self._replay_action(replay.popleft(), state, seat, stats, hand_used_us, match_budget_us)
+                if state.board_cards_needed:
+                    state = state.with_board(deal.board[: cfg.game.board_cards_through(state.round)])
+                continue
+            live = True
+            send_time = send_wall = 0.0
+            for other in seats:
+                position = (other.index + n - player0_seat) % n
+                line = format_matchstate(state, position)
+                self._send(other, line)
+                if position == actor:
+                    send_time, send_wall = time.perf_counter(), time.time()
+            action_text, response_us = self._read_response(seat, state, actor, send_time, stats, hand_used_us, match_budget_us)
             correction = correct_action(state, action_text)
             for warning in correction.warnings:
                 self._e(f"WARNING: {warning} (seat {seat.index + 1}, hand {hand_id})")
             if correction.corrected:
                 stats[seat.index].corrections += 1
+            if tlog:
+                tlog.write(Transaction(str(correction.action), hand_id, send_wall, send_wall + response_us / 1e6).line())
+                tlog.flush()
             state = state.apply(correction.action)
             if state.board_cards_needed:
                 state = state.with_board(deal.board[: cfg.game.board_cards_through(state.round)])
@@ -377,6 +403,8 @@ class Dealer:
             stats[seat_of[p]].total += v
         for s in range(n):
             stats[s].max_hand_us = max(stats[s].max_hand_us, hand_used_us[(s + n - player0_seat) % n])
+        if not live:  # replayed to its end: logged and sent by the run that played it
+            return tuple(values[(s + n - player0_seat) % n] for s in range(n))
         if log_file:
             names = "|".join(cfg.names[seat_of[p]] for p in range(n))
             log_file.write(f"{format_state_line(state)}:{'|'.join(format_value(v) for v in values)}:{names}\n")
@@ -402,8 +430,9 @@ class Dealer:
         stats: list[SeatStats],
         hand_used_us: list[int],
         match_budget_us: int,
-    ) -> str | None:
-        """The action text of the acting seat's reply (None: the reply has no action part)."""
+    ) -> tuple[str | None, int]:
+        """The action text of the acting seat's reply (None: the reply has no action part) and
+        the microseconds it took."""
         cfg = self.config
         st = stats[seat.index]
         while True:
@@ -433,7 +462,59 @@ class Dealer:
             st.decisions += 1
             st.think_us += response_us
             hand_used_us[actor] += response_us
-            return response.action_text
+            return response.action_text, response_us
+
+    def _replay_records(self) -> deque[Transaction]:
+        """The actions of the transaction file to replay (``-T -a`` with the file there), checked
+        to be of this match's hands; an unreadable file ends the match before anyone connects."""
+        cfg = self.config
+        if cfg.transactions is None or not cfg.append or not cfg.transactions.exists():
+            return deque()
+        try:
+            records = read_transactions(cfg.transactions)
+        except (OSError, TransactionError) as exc:
+            raise DealerAbort(f"cannot resume from the transaction file: {exc}") from None
+        late = [r for r in records if r.hand_id >= cfg.hands]
+        if late:
+            raise DealerAbort(
+                f"cannot resume from the transaction file: {late[0].where} is of hand {late[0].hand_id}, "
+                f"the match has {cfg.hands}"
+            )
+        if records and not cfg.quiet:
+            self._e(f"# replaying {len(records)} actions of {cfg.transactions}")
+        return deque(records)
+
+    def _replay_action(
+        self,
+        record: Transaction,
+        state: HandState,
+        seat: _Seat,
+        stats: list[SeatStats],
+        hand_used_us: list[int],
+        match_budget_us: int,
+    ) -> HandState:
+        """``state`` after a replayed action: of this hand, legal as written, and within the time
+        rules (the seat is charged the time it took then)."""
+        cfg = self.config
+        if record.hand_id != state.hand_id:
+            raise DealerAbort(
+                f"hand mismatch in the transaction file: {record.where} is of hand {record.hand_id}, not {state.hand_id}"
+            )
+        correction = correct_action(state, record.action)
+        if correction.corrected:
+            raise DealerAbort(
+                f"invalid action in the transaction file: {record.where}: {record.action} ({correction.warnings[0]})"
+            )
+        actor = state.current_player
+        assert actor is not None
+        st = stats[seat.index]
+        allowed_us = min(cfg.t_response_ms * 1000, cfg.t_hand_ms * 1000 - hand_used_us[actor], match_budget_us - st.think_us)
+        if record.response_us > allowed_us:
+            raise DealerAbort(f"seat {seat.index + 1} ran out of time in the transaction file ({record.where})")
+        st.decisions += 1
+        st.think_us += record.response_us
+        hand_used_us[actor] += record.response_us
+        return state.apply(correction.action)
 
 
 @dataclass(frozen=True)
@@ -551,7 +632,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-T",
         dest="transactions",
         action="store_true",
-        help="a transaction file (NAME.tlog, to resume an interrupted match): not supported; refused",
+        help="write every action to NAME.tlog in --log-dir; with -a, first replay the actions already there (resumes "
+        "an interrupted match: same arguments plus -a; default: off)",
     )
     parser.set_defaults(transactions=False)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -588,9 +670,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
             return 1
         ports += (0,) * (game.num_players - len(ports))  # the seats after the list: free ports
-    if args.transactions:
-        print("ERROR: -T: transaction files are not supported (a match cannot be resumed; -t is the default)", file=sys.stderr)
-        return 1
     if args.hands <= 0:
         print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)
         return 1
@@ -612,6 +691,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet=args.quiet,
         fixed_seats=args.fixed,
         deck=args.deck,
+        transactions=Path(args.log_dir) / f"{args.name}.tlog" if args.transactions else None,
     )
     try:
         dealer = Dealer(config)

@@ -275,3 +275,58 @@ def test_format_value_matches_acpc() -> None:
     assert format_value(500.0) == "500"
     assert format_value(-12.5) == "-12.5"
     assert format_value(0.0) == "0"
+
+
+def _one_raise_a_round(line: str, view: MatchState) -> list[str]:
+    """Deterministic and varied: bet or raise once per round on even-length betting, else call."""
+    if not view.is_our_turn:
+        return []
+    betting = line.split(":")[3]
+    return [f"{line}:{'r' if betting.split('/')[-1].count('r') < 1 and len(betting) % 2 == 0 else 'c'}"]
+
+
+def test_transaction_file_resumes_an_interrupted_match(leduc_limit: Game, tmp_path: Path) -> None:
+    """``-T`` writes every action; ``-T -a`` replays them (a last line cut short is dropped) and
+    plays on live from the middle of the hand: the resumed match ends with the score of the
+    uninterrupted one, and logs only the hands it played."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    seats = [ScriptedSeat(_one_raise_a_round), ScriptedSeat(_one_raise_a_round)]
+    whole = run_dealer(leduc_limit, seats, a, hands=6, transactions=a / "test.tlog")
+    assert whole.result.ok
+    lines = (a / "test.tlog").read_text().splitlines()
+    assert all(re.fullmatch(r"(r|c|f) [0-5] \d+\.\d{6} \d+\.\d{6}", line) for line in lines)
+    cut = [int(line.split()[1]) for line in lines].index(3) + 1  # one action into hand 3
+    (b / "test.tlog").write_text("\n".join(lines[:cut]) + "\n" + lines[cut][:5])
+    seats = [ScriptedSeat(_one_raise_a_round), ScriptedSeat(_one_raise_a_round)]
+    resumed = run_dealer(leduc_limit, seats, b, hands=6, transactions=b / "test.tlog", append=True)
+    assert resumed.result.ok, resumed.err
+    assert resumed.out == whole.out and resumed.out.startswith("SCORE:")
+    assert f"# replaying {cut} actions of {b / 'test.tlog'}" in resumed.err
+    assert [line.split()[:2] for line in (b / "test.tlog").read_text().splitlines()] == [line.split()[:2] for line in lines]
+    states = [line for line in whole.log.splitlines() if line.startswith("STATE:")]
+    assert [line for line in resumed.log.splitlines() if line.startswith("STATE:")] == states[3:]
+    assert seats[0].received[0].split(":")[2] == "3"  # the first state sent: hand 3, one action in
+    assert resumed.result.seats[0].decisions + resumed.result.seats[1].decisions == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("tlog", "error"),
+    [
+        ("c 0 1.000000 1.000001\nhello\n", "cannot resume from the transaction file: {path}:2: not a transaction line"),
+        ("f 0 1.000000 1.000001\n", "invalid action in the transaction file: {path}:1: f"),
+        ("c 1 1.000000 1.000001\n", "hand mismatch in the transaction file: {path}:1 is of hand 1, not 0"),
+        ("c 0 1.000000 1.000001\nc 7 1.000000 1.000001\n", "{path}:2 is of hand 7, the match has 2"),
+        ("c 0 1.000000 901.000000\n", "seat 1 ran out of time in the transaction file ({path}:1)"),
+    ],
+    ids=["garbage", "illegal", "hand-mismatch", "beyond-the-match", "out-of-time"],
+)
+def test_a_transaction_file_that_cannot_be_replayed_ends_the_match_naming_the_line(
+    tlog: str, error: str, leduc_limit: Game, tmp_path: Path
+) -> None:
+    path = tmp_path / "test.tlog"
+    path.write_text(tlog)
+    seats = [ScriptedSeat(calls()), ScriptedSeat(calls())]
+    run = run_dealer(leduc_limit, seats, tmp_path, hands=2, transactions=path, append=True, t_response_ms=600_000)
+    assert not run.result.ok
+    assert error.format(path=path) in run.err, run.err
