@@ -195,9 +195,12 @@ class TimeConfig:
     t_hand_ms: int = 600_000
     #: fraction of the allowance banked (the rest covers I/O and other programs) and of each share used
     safety: float = 0.7
+    #: a re-solve the clock stops before this many iterations (or its own count, if lower) is not
+    #: played: its average strategy is still near uniform, all-in included; the bot checks or folds
+    min_iterations: int = 20
 
     def __post_init__(self) -> None:
-        for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms"):
+        for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms", "min_iterations"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"{key}: {getattr(self, key)} is not positive")
         if not 0.0 < self.safety <= 1.0:  # above 1 the bot plans more time than the dealer gives

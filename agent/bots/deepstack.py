@@ -193,11 +193,16 @@ class DeepStackBot(BaseBot):
             if self._degraded:
                 raise RuntimeError("the re-solving state of this hand was lost earlier")
             if self._starved or not self.timing.affordable(view.state.round):
-                return self._out_of_time(view, start)
+                return self._out_of_time(view, start, reason="earlier_in_hand" if self._starved else "bank")
             deadline = self.timing.deadline(view.state.round, start)
             decision = seat.resolver.decide(view.state, deadline)
             if not decision.cached:
                 self.timing.solved(view.state.round, time.monotonic() - start)
+                floor = min(self.config.bot.time.min_iterations, self._iterations_asked(view.state.round))
+                if decision.iterations < floor:  # stopped by the clock with a strategy near uniform
+                    return self._out_of_time(
+                        view, start, "too_few_iterations", iterations=decision.iterations, min_iterations=floor
+                    )
             hand = seat.space.index(view.our_cards)
             action = sample_action(decision, hand, self.rng)
             seat.resolver.act(decision, action)
@@ -218,22 +223,34 @@ class DeepStackBot(BaseBot):
         self.timing.spent(time.monotonic() - start)
         return action
 
-    def _out_of_time(self, view: MatchState, start: float) -> Action:
-        """No time left for a re-solve: check, or fold to a bet; the rest of the hand is played
+    def _out_of_time(self, view: MatchState, start: float, reason: str, **detail: int) -> Action:
+        """No re-solve to play: the bank cannot pay for one (``bank``), the clock stopped it before
+        ``bot.time.min_iterations`` (``too_few_iterations``), or one of these happened earlier in
+        the hand (``earlier_in_hand``). Check, or fold to a bet; the rest of the hand is played
         the same way (its re-solving state is not kept up to date any more)."""
         self._starved = True
         action = check_or_fold(view.state)
         log.warning(
-            "out_of_time", hand=view.hand_id, street=view.state.round, betting=view.state.betting_string(), action=str(action)
+            "out_of_time",
+            hand=view.hand_id,
+            street=view.state.round,
+            betting=view.state.betting_string(),
+            action=str(action),
+            reason=reason,
+            **detail,
         )
         self.timing.spent(time.monotonic() - start)
         return action
+
+    def _iterations_asked(self, round_: int) -> int:
+        seat = self._seat
+        return seat.resolver.settings.street(round_).config.iterations if seat else 1
 
     def _log(self, view: MatchState, decision: Decision, hand: int, action: Action, seconds: float) -> None:
         state = view.state
         names = [str(a) if a.kind is not ActionKind.RAISE or self.game.is_nolimit else "r" for a in decision.actions]
         values = decision.action_values(hand)
-        asked = self._seat.resolver.settings.street(state.round).config.iterations if self._seat else None
+        asked = self._iterations_asked(state.round) if self._seat else None
         log.info(
             "decision",
             hand=view.hand_id,

@@ -16,7 +16,7 @@ def test_a_tight_clock_ends_re_solves_and_the_report_counts_them(tmp_path: Path,
     the clock with the anytime answer) and when the bank is spent the bot answers out of time;
     none fails, the dealer corrects nothing."""
     config = tmp_path / "tight.yaml"
-    config.write_text("bot:\n  time: {t_per_hand_ms: 20}\n")
+    config.write_text("bot:\n  time: {t_per_hand_ms: 20, min_iterations: 1}\n")  # every anytime answer played
     logs = tmp_path / "match"
     code = main(["match", "leduc", "6", "deepstack", "call", "--seed", "2", "--log-dir", str(logs), "--config", str(config)])
     out = capsys.readouterr().out
@@ -32,6 +32,22 @@ def test_a_tight_clock_ends_re_solves_and_the_report_counts_them(tmp_path: Path,
     total = {k: sum(int(r[k]) for r in report.values()) for k in ("ended_by_clock", "re_solved", "decisions")}  # type: ignore[call-overload]
     assert total["ended_by_clock"] == total["re_solved"] == len(solved)
     assert total["decisions"] == len(decisions) + sum(e.get("event") == "out_of_time" for e in events)
+
+
+def test_a_re_solve_the_clock_stops_too_early_is_not_played(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With the default floor (``bot.time.min_iterations`` 20), a re-solve the clock stopped after
+    fewer iterations (its average strategy near uniform, all-in included) is answered by a check
+    or a fold, logged as out of time with the reason; no decision is played from fewer."""
+    config = tmp_path / "tight.yaml"
+    config.write_text("bot:\n  time: {t_per_hand_ms: 20}\n")
+    logs = tmp_path / "match"
+    code = main(["match", "leduc", "6", "deepstack", "call", "--seed", "2", "--log-dir", str(logs), "--config", str(config)])
+    assert code == 0, capsys.readouterr().out
+    events = [json.loads(line) for line in (logs / "bots.jsonl").read_text().splitlines()]
+    early = [e for e in events if e.get("event") == "out_of_time" and e.get("reason") == "too_few_iterations"]
+    assert early and all(e["iterations"] < e["min_iterations"] <= 20 and e["action"] in ("c", "f") for e in early)
+    played = [e for e in events if e.get("event") == "decision" and e["stopped_by"] is not None]
+    assert all(e["iterations"] >= min(20, e["iterations_asked"]) for e in played)
 
 
 def test_eval_clock_reads_a_log_and_refuses_what_is_not_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
