@@ -85,6 +85,10 @@ class LeducBotConfig:
     #: settings, models and code, else solved at start-up; a file of your own is written at match end
     start_cache: str | None = field(default=None, metadata=MODEL_PATH)
 
+    def __post_init__(self) -> None:
+        if self.iterations < 1:  # no iteration leaves the uniform strategy: a bot that plays at random
+            raise ConfigError(f"iterations: {self.iterations} must be at least 1")
+
 
 @dataclass(frozen=True)
 class StreetConfig:
@@ -105,6 +109,8 @@ class StreetConfig:
     skip: int = 0
 
     def __post_init__(self) -> None:
+        if self.iterations < 1:  # checked first: the skip's bound below is the iterations
+            raise ConfigError(f"iterations: {self.iterations} must be at least 1")
         if not 0 <= self.skip < self.iterations:
             raise ConfigError(f"skip: {self.skip} must be >= 0 and below the iterations ({self.iterations})")
         if not (self.checkdown_spr >= 0 and self.checkdown_spr < float("inf")):

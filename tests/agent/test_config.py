@@ -46,6 +46,9 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"bot": {"hunl": {"net_precision": "half"}}}, "bot.hunl.net_precision: 'half' is not one of"),
         ({"bot": {"hunl": {"flop": {"skip": 60}}}}, "bot.hunl.flop.skip: 60 must be >= 0 and below the iterations (60)"),
         ({"bot": {"hunl": {"river": {"skip": -1}}}}, "bot.hunl.river.skip: -1 must be >= 0"),
+        ({"bot": {"hunl": {"flop": {"iterations": 0}}}}, "bot.hunl.flop.iterations: 0 must be at least 1"),
+        ({"bot": {"leduc": {"iterations": 0}}}, "bot.leduc.iterations: 0 must be at least 1"),
+        ({"bot": {"leduc_limit": {"iterations": -5}}}, "bot.leduc_limit.iterations: -5 must be at least 1"),
         ({"bot": {"time": {"safety": 1.5}}}, "bot.time.safety: 1.5 is not in (0, 1]"),
         ({"bot": {"time": {"safety": 0}}}, "bot.time.safety: 0.0 is not in (0, 1]"),
         ({"bot": {"time": {"t_per_hand_ms": 0}}}, "bot.time.t_per_hand_ms: 0 is not positive"),
@@ -124,6 +127,10 @@ def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value).startswith(f"{path}:4: bot.leduc: unknown key(s) 'iteraions'")
+    path.write_text("seed: 1\nbot:\n  leduc:\n    iterations: 0\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}:4: bot.leduc.iterations: 0 must be at least 1"
     path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: nett}\n")
     with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.leaves: 'nett' is not one of 'net' \| 'checkdown' \| 'end'"):
         load_config(path)
