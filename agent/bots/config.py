@@ -16,6 +16,7 @@ which names the shipped models of the installed package.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import types
 import typing
@@ -32,6 +33,8 @@ DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
 #: (the repository in a checkout, site-packages in an installed package)
 PACKAGE_ROOT = MODELS_DIR.parent
 
+#: the largest seed of the bots' random choices (a 32-bit one, as the dealer's and `deepstack match`'s)
+MAX_SEED = 2**32 - 1
 #: field metadata of a path read by the bot (checked at start-up; falls back to a shipped model)
 MODEL_PATH = {"path": "model"}
 #: field metadata of a path the program writes (a log, a cache)
@@ -66,10 +69,13 @@ class ClientConfig:
     read_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
-        if not self.connect_timeout_s > 0:
-            raise ConfigError(f"client.connect_timeout_s: {self.connect_timeout_s} is not positive")
-        if self.read_timeout_s is not None and not self.read_timeout_s > 0:
-            raise ConfigError(f"client.read_timeout_s: {self.read_timeout_s} is not positive (null waits forever)")
+        # finite: the socket's timeout and the connect deadline take no infinity (null is "forever")
+        if not 0 < self.connect_timeout_s < math.inf:
+            raise ConfigError(f"client.connect_timeout_s: {self.connect_timeout_s} is not a finite positive number of seconds")
+        if self.read_timeout_s is not None and not 0 < self.read_timeout_s < math.inf:
+            raise ConfigError(
+                f"client.read_timeout_s: {self.read_timeout_s} is not a finite positive number of seconds (null waits forever)"
+            )
 
 
 @dataclass(frozen=True)
@@ -261,6 +267,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.threads < 0:
             raise ConfigError(f"threads: {self.threads} is negative (0: one per core)")
+        if not 0 <= self.seed <= MAX_SEED:  # checked here, before `play` takes a seat
+            raise ConfigError(f"seed: {self.seed} is outside 0..{MAX_SEED}")
 
 
 def _type_name(tp: Any) -> str:
@@ -327,7 +335,7 @@ def _build(cls: Any, data: dict[str, Any], where: str, base: Any = None) -> Any:
     `bot: {leduc: {iterations: 100}}` keeps the Leduc bot's shipped network."""
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - known, key=str)  # YAML keys may be numbers too: `1: a`
     if unknown:
         raise ConfigError(
             f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}",

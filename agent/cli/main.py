@@ -12,7 +12,7 @@ from pathlib import Path
 
 # Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
-from agent.bots.config import ConfigError, HoldemModels, load_config
+from agent.bots.config import MAX_SEED, ConfigError, HoldemModels, load_config
 from agent.bots.registry import bot_names, check_bot, make_bot
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
@@ -96,7 +96,9 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays")
     p.add_argument("--host", default="127.0.0.1", help="dealer host")
     p.add_argument("--port", type=port, required=True, help="the seat's port printed by the dealer (1..65535)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices (default: the config's seed)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="seed of the bot's random choices, 0..4294967295 (default: the config's seed)"
+    )
     p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
     p.add_argument(
         "--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: the config's device)"
@@ -108,6 +110,9 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_play(args: argparse.Namespace) -> int:
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:  # before the seat is taken, as a bad config
+        print(f"deepstack play: error: --seed {args.seed} is outside 0..{MAX_SEED}", file=sys.stderr)
+        return 2
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -225,8 +230,8 @@ def _run_match(args: argparse.Namespace) -> int:
     if args.progress is not None and args.progress < 0:
         print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)
         return 2
-    if not 0 <= args.seed < 2**32:
-        print(f"deepstack match: error: --seed {args.seed} is outside 0..{2**32 - 1}", file=sys.stderr)
+    if not 0 <= args.seed <= MAX_SEED:
+        print(f"deepstack match: error: --seed {args.seed} is outside 0..{MAX_SEED}", file=sys.stderr)
         return 2
     try:
         for seat in (args.bot1, args.bot2):

@@ -41,6 +41,14 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"logging": {"colour": True}}, "logging: unknown key(s) 'colour'"),
         ({"logging": 3}, "logging: expected a mapping"),
         ({"client": {"connect_timeout_s": "soon"}}, "client.connect_timeout_s: expected a number"),
+        ({"client": {"connect_timeout_s": float("inf")}}, "client.connect_timeout_s: inf is not a finite positive number"),
+        ({"client": {"connect_timeout_s": float("nan")}}, "client.connect_timeout_s: nan is not a finite positive number"),
+        ({"client": {"connect_timeout_s": 0}}, "client.connect_timeout_s: 0.0 is not a finite positive number"),
+        ({"client": {"read_timeout_s": float("inf")}}, "client.read_timeout_s: inf is not a finite positive number"),
+        ({"client": {"read_timeout_s": float("nan")}}, "client.read_timeout_s: nan is not a finite positive number"),
+        ({"client": {"read_timeout_s": -1}}, "client.read_timeout_s: -1.0 is not a finite positive number"),
+        ({"seed": -1}, "seed: -1 is outside 0..4294967295"),
+        ({"seed": 2**32}, "seed: 4294967296 is outside 0..4294967295"),
         ({"bot": {"hunl": {"warm_start": {"weight": 1.5}}}}, "bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"),
         ({"bot": {"hunl": {"warm_start": {"mode": "bold"}}}}, "bot.hunl.warm_start.mode: 'bold' is not one of"),
         ({"bot": {"hunl": {"net_precision": "half"}}}, "bot.hunl.net_precision: 'half' is not one of"),
@@ -77,6 +85,20 @@ def test_bad_files(tmp_path: Path) -> None:
     top.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match="top level must be a mapping"):
         load_config(top)
+
+
+def test_yaml_infinities_and_number_keys_are_refused_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("seed: 1\nclient:\n  read_timeout_s: .inf\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (
+        str(info.value) == f"{path}:3: client.read_timeout_s: inf is not a finite positive number of seconds (null waits forever)"
+    )
+    path.write_text("seed: 1\n1: a\nfoo: b\n")  # keys of two types: sorted as text, both named
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}:2: top level: unknown key(s) 1, 'foo'; known: ")
 
 
 def test_valid_override(tmp_path: Path) -> None:
