@@ -26,6 +26,7 @@ from typing import Any, Literal, Union
 
 import yaml
 
+from agent.solver.yaml_files import load_yaml
 from models import MODELS_DIR
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
@@ -475,7 +476,7 @@ def load_config(path: str | Path | None = None) -> Config:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: not valid YAML: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)  # a key given twice is refused, not the last one kept
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_error(path, exc)) from None
     return config_from_dict(data or {}, str(path), base=path.resolve().parent, lines=_key_lines(text))

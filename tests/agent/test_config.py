@@ -139,6 +139,29 @@ def test_yaml_syntax_errors_name_the_file_line_and_column(tmp_path: Path, text: 
     assert "<unicode string>" not in message and "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("text", "where", "key", "first"),
+    [
+        ("seed: 1\ndevice: cpu\nseed: 2\n", "3:1", "seed", 1),
+        ("bot:\n  leduc:\n    iterations: 3\n    algorithm: dcfr\n    iterations: 4\n", "5:5", "iterations", 3),
+        ("bot:\n  hunl:\n    flop: {iterations: 3, iterations: 4}\n", "3:27", "iterations", 3),
+    ],
+)
+def test_a_key_given_twice_is_refused_at_its_second_line(tmp_path: Path, text: str, where: str, key: str, first: int) -> None:
+    """yaml.safe_load keeps the last of two equal keys: a setting added twice would be silently overridden."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}:{where}: not valid YAML: duplicate key {key!r} (first on line {first})"
+
+
+def test_yaml_merge_keys_still_override() -> None:
+    from agent.solver.yaml_files import load_yaml
+
+    assert load_yaml("base: &b {a: 1, b: 2}\nmine: {<<: *b, a: 3}\n")["mine"] == {"a": 3, "b": 2}
+
+
 def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("seed: 1\nbot:\n  leduc:\n    iterations: 3\n  hunl:\n    warm_start: {weight: 1.5}\n")
@@ -198,7 +221,13 @@ def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
     """The package's layout after ``pip install .`` (no config.yaml beside it): the built-in
     defaults and a copy of the shipped config.yaml in another folder both name its models."""
     site = tmp_path / "site-packages"
-    for rel in ("agent/__init__.py", "agent/bots/__init__.py", "agent/bots/config.py"):
+    for rel in (
+        "agent/__init__.py",
+        "agent/bots/__init__.py",
+        "agent/bots/config.py",
+        "agent/solver/__init__.py",
+        "agent/solver/yaml_files.py",
+    ):
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, site / rel)
     shutil.copytree(ROOT / "models", site / "models", ignore=shutil.ignore_patterns("*.png", "__pycache__"))
