@@ -70,10 +70,11 @@ PLAY_EPILOG = """exit codes:
   1  the dealer could not be reached (nothing listening within client.connect_timeout_s)
   2  bad arguments, config, game file or model file; or --game is not the dealer's game (a
      state of another shipped game arrived: the error names it)
-  3  the connection was lost in the middle of a hand (the dealer died or closed it)
+  3  the connection was lost in the middle of a hand (the dealer died or closed it), or the
+     dealer closed it before sending a state
   4  the dealer sent nothing for client.read_timeout_s seconds (off unless set)
-In 3 and 4 the summary line is printed, the error names the hand and its betting, and the logs
-are kept as written up to then.
+In 3 and 4 the summary line is printed, the error names the last hand and its betting (if any),
+and the logs are kept as written up to then.
 
 a dealer to play against: deepstack dealer m hunl 1000 0 deepstack opponent -p 18791,18792
 
@@ -153,8 +154,8 @@ def _run_play(args: argparse.Namespace) -> int:
     summary = play_session(sock, game, bot, read_timeout=config.client.read_timeout_s)
     print(summary.line(), flush=True)
     if not summary.complete:
-        where = f"in hand {summary.last_hand} at betting '{summary.last_betting}'" if summary.last_hand is not None else ""
-        print(f"deepstack play: error: the match did not finish ({summary.ended}) {where}: {summary.error}", file=sys.stderr)
+        where = f" in hand {summary.last_hand} at betting '{summary.last_betting}'" if summary.last_hand is not None else ""
+        print(f"deepstack play: error: the match did not finish ({summary.ended}){where}: {summary.error}", file=sys.stderr)
     return PLAY_EXIT[summary.ended]
 
 
