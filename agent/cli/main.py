@@ -68,7 +68,7 @@ def _load_game_or_exit(text: str) -> Game:
 PLAY_EPILOG = """exit codes:
   0  the match ended: the dealer closed the connection after a finished hand
   1  the dealer could not be reached (nothing listening within client.connect_timeout_s)
-  2  bad arguments, config, game file or model file; or --game is not the dealer's game (a
+  2  bad arguments, config, game file, model file or log file; or --game is not the dealer's game (a
      state of another shipped game arrived: the error names it)
   3  the connection was lost in the middle of a hand (the dealer died or closed it), or the
      dealer closed it before sending a state
@@ -121,7 +121,13 @@ def _run_play(args: argparse.Namespace) -> int:
         return 2
     if args.device is not None:
         config = replace(config, device=args.device)
-    configure_logging(config.logging.level, args.log_json or config.logging.json_path)
+    log_json = args.log_json or config.logging.json_path
+    try:
+        configure_logging(config.logging.level, log_json)
+    except OSError as exc:  # a bad path given, not a dealer missing (exit 1): named by who gave it
+        given = "--log-json" if args.log_json else f"{config.source}: logging.json_path"
+        print(f"deepstack play: error: {given}: {log_json}: cannot open the log file: {exc}", file=sys.stderr)
+        return 2
     game = _load_game_or_exit(args.game)
     seed = args.seed if args.seed is not None else config.seed
     try:
