@@ -104,8 +104,9 @@ class ClientSummary:
     bad_lines: int = 0
     fallback_actions: int = 0
     #: how the match ended: ``complete`` (the dealer closed after a finished hand), ``lost`` (the
-    #: connection ended or broke in the middle of a hand), ``silent`` (no line within the read
-    #: timeout), ``wrong_game`` (the dealer's states are those of another shipped game)
+    #: connection ended or broke in the middle of a hand, or before the dealer sent a state),
+    #: ``silent`` (no line within the read timeout), ``wrong_game`` (the dealer's states are those
+    #: of another shipped game)
     ended: str = "complete"
     #: the last state the dealer sent: its hand number, and whether that hand was still being played
     last_hand: int | None = None
@@ -202,7 +203,8 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
     else, so the summary tells a finished match from a lost one by the last state it sent: a
     close (or a reset) after a finished hand is the match's end; one in the middle of a hand, or
     silence longer than ``read_timeout`` seconds (None: wait as long as the dealer takes, as the
-    ACPC dealer may wait for the opponent), is not (``summary.ended``).
+    ACPC dealer may wait for the opponent), is not, nor is a close before the first state
+    (``summary.ended``).
     """
     sock.settimeout(read_timeout)
     summary = ClientSummary()
@@ -216,10 +218,10 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
                 summary.ended, summary.error = "silent", f"no line from the dealer for {read_timeout:g} s"
                 break
             except OSError as exc:  # reset by the peer, ...
-                summary.ended, summary.error = ("lost" if summary.in_hand else "complete"), str(exc)
+                summary.ended, summary.error = _ended_by_close(summary), str(exc)
                 break
             if not data:
-                summary.ended = "lost" if summary.in_hand else "complete"
+                summary.ended = _ended_by_close(summary)
                 break
             received = time.perf_counter()
             for line in buffer.feed(data):
@@ -241,7 +243,11 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
     finally:
         sock.close()
         bot.end_match()
-    if summary.ended == "lost" and not summary.error:
+    if summary.ended == "lost" and summary.last_hand is None:
+        summary.error = "the dealer closed the connection before sending a state" + (
+            f" ({summary.error})" if summary.error else ""
+        )
+    elif summary.ended == "lost" and not summary.error:
         summary.error = "the dealer closed the connection"
     if summary.ended != "complete":
         log.error(
@@ -255,6 +261,12 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
     if buffer.pending:
         log.warning("unterminated_line_at_eof", data=printable(buffer.pending[:200].decode("ascii", "backslashreplace")))
     return summary
+
+
+def _ended_by_close(summary: ClientSummary) -> str:
+    """How a match closed by the dealer ended: the ACPC dealer ends one by closing after a finished
+    hand; a close in the middle of a hand, or before any state (no match was played), is a lost one."""
+    return "lost" if summary.in_hand or summary.last_hand is None else "complete"
 
 
 @cache

@@ -287,6 +287,57 @@ def test_play_refuses_a_port_outside_1_to_65535(value: str, capsys: pytest.Captu
     assert err[-1] == f"deepstack play: error: argument --port: {value!r} is not a port number (1..65535)"
 
 
+@pytest.mark.parametrize(
+    ("argv", "config", "message"),
+    [
+        (["--seed", "-1"], "", "--seed -1 is outside 0..4294967295"),
+        (["--seed", "4294967296"], "", "--seed 4294967296 is outside 0..4294967295"),
+        ([], "seed: -1\n", "{cfg}:2: seed: -1 is outside 0..4294967295"),
+    ],
+)
+def test_play_refuses_a_bad_seed_before_it_takes_a_seat(
+    argv: list[str], config: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dealer listens, but the seat is not taken: a bad seed is a bad argument or config (exit 2)."""
+    import socket
+
+    from agent.cli.main import main
+
+    cfg = tmp_path / "seed.yaml"
+    cfg.write_text("client: {read_timeout_s: 1}\n" + config)  # a seat taken by mistake ends, not hangs
+    with socket.create_server(("127.0.0.1", 0)) as dealer:
+        port = str(dealer.getsockname()[1])
+        assert main(["play", "--bot", "call", "--port", port, "--config", str(cfg)] + argv) == 2
+        dealer.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nobody connected
+            dealer.accept()
+    assert capsys.readouterr().err.strip().splitlines() == [f"deepstack play: error: {message.format(cfg=cfg)}"]
+
+
+@pytest.mark.parametrize("given", ["--log-json", "logging.json_path"])
+def test_play_names_a_log_file_it_cannot_open_with_exit_2(given: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log path under a file: a bad argument or config (exit 2, the option or key and the path),
+    not exit 1 (no dealer) with the bare OSError, and the seat is not taken."""
+    import socket
+
+    from agent.cli.main import main
+
+    (tmp_path / "a-file").write_text("kept")
+    log = tmp_path / "a-file" / "bot.jsonl"
+    cfg = tmp_path / "log.yaml"
+    cfg.write_text("client: {read_timeout_s: 1}\n" + (f"logging: {{json_path: {log}}}\n" if given != "--log-json" else ""))
+    argv = ["--log-json", str(log)] if given == "--log-json" else []
+    with socket.create_server(("127.0.0.1", 0)) as dealer:
+        port = str(dealer.getsockname()[1])
+        assert main(["play", "--bot", "call", "--port", port, "--config", str(cfg)] + argv) == 2
+        dealer.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nobody connected
+            dealer.accept()
+    err = capsys.readouterr().err.strip().splitlines()
+    named = "--log-json" if given == "--log-json" else f"{cfg}: logging.json_path"
+    assert len(err) == 1 and err[0].startswith(f"deepstack play: error: {named}: {log}: cannot open the log file: ")
+
+
 def test_port_types_take_the_whole_range_and_zero_only_where_any_port_is_meant() -> None:
     from agent.cli.common import port, port_or_zero
     from agent.cli.main import build_parser

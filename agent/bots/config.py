@@ -16,6 +16,7 @@ which names the shipped models of the installed package.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import types
 import typing
@@ -25,6 +26,7 @@ from typing import Any, Literal, Union
 
 import yaml
 
+from agent.solver.yaml_files import load_yaml
 from models import MODELS_DIR
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
@@ -32,6 +34,8 @@ DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
 #: (the repository in a checkout, site-packages in an installed package)
 PACKAGE_ROOT = MODELS_DIR.parent
 
+#: the largest seed of the bots' random choices (a 32-bit one, as the dealer's and `deepstack match`'s)
+MAX_SEED = 2**32 - 1
 #: field metadata of a path read by the bot (checked at start-up; falls back to a shipped model)
 MODEL_PATH = {"path": "model"}
 #: field metadata of a path the program writes (a log, a cache)
@@ -66,10 +70,13 @@ class ClientConfig:
     read_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
-        if not self.connect_timeout_s > 0:
-            raise ConfigError(f"client.connect_timeout_s: {self.connect_timeout_s} is not positive")
-        if self.read_timeout_s is not None and not self.read_timeout_s > 0:
-            raise ConfigError(f"client.read_timeout_s: {self.read_timeout_s} is not positive (null waits forever)")
+        # finite: the socket's timeout and the connect deadline take no infinity (null is "forever")
+        if not 0 < self.connect_timeout_s < math.inf:
+            raise ConfigError(f"client.connect_timeout_s: {self.connect_timeout_s} is not a finite positive number of seconds")
+        if self.read_timeout_s is not None and not 0 < self.read_timeout_s < math.inf:
+            raise ConfigError(
+                f"client.read_timeout_s: {self.read_timeout_s} is not a finite positive number of seconds (null waits forever)"
+            )
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,10 @@ class LeducBotConfig:
     #: the first states' re-solves on disk (agent/bots/start_cache.py): used when made by the same
     #: settings, models and code, else solved at start-up; a file of your own is written at match end
     start_cache: str | None = field(default=None, metadata=MODEL_PATH)
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:  # no iteration leaves the uniform strategy: a bot that plays at random
+            raise ConfigError(f"iterations: {self.iterations} must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,8 @@ class StreetConfig:
     skip: int = 0
 
     def __post_init__(self) -> None:
+        if self.iterations < 1:  # checked first: the skip's bound below is the iterations
+            raise ConfigError(f"iterations: {self.iterations} must be at least 1")
         if not 0 <= self.skip < self.iterations:
             raise ConfigError(f"skip: {self.skip} must be >= 0 and below the iterations ({self.iterations})")
         if not (self.checkdown_spr >= 0 and self.checkdown_spr < float("inf")):
@@ -258,6 +271,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.threads < 0:
             raise ConfigError(f"threads: {self.threads} is negative (0: one per core)")
+        if not 0 <= self.seed <= MAX_SEED:  # checked here, before `play` takes a seat
+            raise ConfigError(f"seed: {self.seed} is outside 0..{MAX_SEED}")
 
 
 def _type_name(tp: Any) -> str:
@@ -324,7 +339,7 @@ def _build(cls: Any, data: dict[str, Any], where: str, base: Any = None) -> Any:
     `bot: {leduc: {iterations: 100}}` keeps the Leduc bot's shipped network."""
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - known, key=str)  # YAML keys may be numbers too: `1: a`
     if unknown:
         raise ConfigError(
             f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}",
@@ -464,7 +479,7 @@ def load_config(path: str | Path | None = None) -> Config:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: not valid YAML: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)  # a key given twice is refused, not the last one kept
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_error(path, exc)) from None
     return config_from_dict(data or {}, str(path), base=path.resolve().parent, lines=_key_lines(text))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 # Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
-from agent.bots.config import ConfigError, HoldemModels, load_config
+from agent.bots.config import MAX_SEED, ConfigError, HoldemModels, load_config
 from agent.bots.registry import bot_names, check_bot, make_bot
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
@@ -68,12 +68,13 @@ def _load_game_or_exit(text: str) -> Game:
 PLAY_EPILOG = """exit codes:
   0  the match ended: the dealer closed the connection after a finished hand
   1  the dealer could not be reached (nothing listening within client.connect_timeout_s)
-  2  bad arguments, config, game file or model file; or --game is not the dealer's game (a
+  2  bad arguments, config, game file, model file or log file; or --game is not the dealer's game (a
      state of another shipped game arrived: the error names it)
-  3  the connection was lost in the middle of a hand (the dealer died or closed it)
+  3  the connection was lost in the middle of a hand (the dealer died or closed it), or the
+     dealer closed it before sending a state
   4  the dealer sent nothing for client.read_timeout_s seconds (off unless set)
-In 3 and 4 the summary line is printed, the error names the hand and its betting, and the logs
-are kept as written up to then.
+In 3 and 4 the summary line is printed, the error names the last hand and its betting (if any),
+and the logs are kept as written up to then.
 
 a dealer to play against: deepstack dealer m hunl 1000 0 deepstack opponent -p 18791,18792
 
@@ -96,7 +97,9 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays")
     p.add_argument("--host", default="127.0.0.1", help="dealer host")
     p.add_argument("--port", type=port, required=True, help="the seat's port printed by the dealer (1..65535)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices (default: the config's seed)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="seed of the bot's random choices, 0..4294967295 (default: the config's seed)"
+    )
     p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
     p.add_argument(
         "--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: the config's device)"
@@ -108,6 +111,9 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_play(args: argparse.Namespace) -> int:
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:  # before the seat is taken, as a bad config
+        print(f"deepstack play: error: --seed {args.seed} is outside 0..{MAX_SEED}", file=sys.stderr)
+        return 2
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -115,7 +121,13 @@ def _run_play(args: argparse.Namespace) -> int:
         return 2
     if args.device is not None:
         config = replace(config, device=args.device)
-    configure_logging(config.logging.level, args.log_json or config.logging.json_path)
+    log_json = args.log_json or config.logging.json_path
+    try:
+        configure_logging(config.logging.level, log_json)
+    except OSError as exc:  # a bad path given, not a dealer missing (exit 1): named by who gave it
+        given = "--log-json" if args.log_json else f"{config.source}: logging.json_path"
+        print(f"deepstack play: error: {given}: {log_json}: cannot open the log file: {exc}", file=sys.stderr)
+        return 2
     game = _load_game_or_exit(args.game)
     seed = args.seed if args.seed is not None else config.seed
     try:
@@ -148,8 +160,8 @@ def _run_play(args: argparse.Namespace) -> int:
     summary = play_session(sock, game, bot, read_timeout=config.client.read_timeout_s)
     print(summary.line(), flush=True)
     if not summary.complete:
-        where = f"in hand {summary.last_hand} at betting '{summary.last_betting}'" if summary.last_hand is not None else ""
-        print(f"deepstack play: error: the match did not finish ({summary.ended}) {where}: {summary.error}", file=sys.stderr)
+        where = f" in hand {summary.last_hand} at betting '{summary.last_betting}'" if summary.last_hand is not None else ""
+        print(f"deepstack play: error: the match did not finish ({summary.ended}){where}: {summary.error}", file=sys.stderr)
     return PLAY_EXIT[summary.ended]
 
 
@@ -225,8 +237,8 @@ def _run_match(args: argparse.Namespace) -> int:
     if args.progress is not None and args.progress < 0:
         print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)
         return 2
-    if not 0 <= args.seed < 2**32:
-        print(f"deepstack match: error: --seed {args.seed} is outside 0..{2**32 - 1}", file=sys.stderr)
+    if not 0 <= args.seed <= MAX_SEED:
+        print(f"deepstack match: error: --seed {args.seed} is outside 0..{MAX_SEED}", file=sys.stderr)
         return 2
     try:
         for seat in (args.bot1, args.bot2):

@@ -20,6 +20,7 @@ import yaml
 from agent.solver.ranges import RangeError, parse_range
 from agent.solver.resolve import SpotError
 from agent.solver.tree import BetSizing
+from agent.solver.yaml_files import load_yaml
 from native.cards import CardError, cards_from_str, cards_to_str
 from protocol.gamedef import Game, parse_game
 from protocol.state import CALL, HandState, RulesError, raise_to
@@ -146,7 +147,7 @@ def load_spots(path: str | Path) -> tuple[dict[str, Spot], dict[str, Any]]:
     path = Path(path)
     try:
         text = path.read_text()
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except (OSError, yaml.YAMLError) as exc:
         raise SpotError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("spots"), dict):

@@ -41,11 +41,22 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"logging": {"colour": True}}, "logging: unknown key(s) 'colour'"),
         ({"logging": 3}, "logging: expected a mapping"),
         ({"client": {"connect_timeout_s": "soon"}}, "client.connect_timeout_s: expected a number"),
+        ({"client": {"connect_timeout_s": float("inf")}}, "client.connect_timeout_s: inf is not a finite positive number"),
+        ({"client": {"connect_timeout_s": float("nan")}}, "client.connect_timeout_s: nan is not a finite positive number"),
+        ({"client": {"connect_timeout_s": 0}}, "client.connect_timeout_s: 0.0 is not a finite positive number"),
+        ({"client": {"read_timeout_s": float("inf")}}, "client.read_timeout_s: inf is not a finite positive number"),
+        ({"client": {"read_timeout_s": float("nan")}}, "client.read_timeout_s: nan is not a finite positive number"),
+        ({"client": {"read_timeout_s": -1}}, "client.read_timeout_s: -1.0 is not a finite positive number"),
+        ({"seed": -1}, "seed: -1 is outside 0..4294967295"),
+        ({"seed": 2**32}, "seed: 4294967296 is outside 0..4294967295"),
         ({"bot": {"hunl": {"warm_start": {"weight": 1.5}}}}, "bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"),
         ({"bot": {"hunl": {"warm_start": {"mode": "bold"}}}}, "bot.hunl.warm_start.mode: 'bold' is not one of"),
         ({"bot": {"hunl": {"net_precision": "half"}}}, "bot.hunl.net_precision: 'half' is not one of"),
         ({"bot": {"hunl": {"flop": {"skip": 60}}}}, "bot.hunl.flop.skip: 60 must be >= 0 and below the iterations (60)"),
         ({"bot": {"hunl": {"river": {"skip": -1}}}}, "bot.hunl.river.skip: -1 must be >= 0"),
+        ({"bot": {"hunl": {"flop": {"iterations": 0}}}}, "bot.hunl.flop.iterations: 0 must be at least 1"),
+        ({"bot": {"leduc": {"iterations": 0}}}, "bot.leduc.iterations: 0 must be at least 1"),
+        ({"bot": {"leduc_limit": {"iterations": -5}}}, "bot.leduc_limit.iterations: -5 must be at least 1"),
         ({"bot": {"time": {"safety": 1.5}}}, "bot.time.safety: 1.5 is not in (0, 1]"),
         ({"bot": {"time": {"safety": 0}}}, "bot.time.safety: 0.0 is not in (0, 1]"),
         ({"bot": {"time": {"t_per_hand_ms": 0}}}, "bot.time.t_per_hand_ms: 0 is not positive"),
@@ -74,6 +85,20 @@ def test_bad_files(tmp_path: Path) -> None:
     top.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match="top level must be a mapping"):
         load_config(top)
+
+
+def test_yaml_infinities_and_number_keys_are_refused_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("seed: 1\nclient:\n  read_timeout_s: .inf\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (
+        str(info.value) == f"{path}:3: client.read_timeout_s: inf is not a finite positive number of seconds (null waits forever)"
+    )
+    path.write_text("seed: 1\n1: a\nfoo: b\n")  # keys of two types: sorted as text, both named
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}:2: top level: unknown key(s) 1, 'foo'; known: ")
 
 
 def test_valid_override(tmp_path: Path) -> None:
@@ -114,6 +139,29 @@ def test_yaml_syntax_errors_name_the_file_line_and_column(tmp_path: Path, text: 
     assert "<unicode string>" not in message and "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("text", "where", "key", "first"),
+    [
+        ("seed: 1\ndevice: cpu\nseed: 2\n", "3:1", "seed", 1),
+        ("bot:\n  leduc:\n    iterations: 3\n    algorithm: dcfr\n    iterations: 4\n", "5:5", "iterations", 3),
+        ("bot:\n  hunl:\n    flop: {iterations: 3, iterations: 4}\n", "3:27", "iterations", 3),
+    ],
+)
+def test_a_key_given_twice_is_refused_at_its_second_line(tmp_path: Path, text: str, where: str, key: str, first: int) -> None:
+    """yaml.safe_load keeps the last of two equal keys: a setting added twice would be silently overridden."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}:{where}: not valid YAML: duplicate key {key!r} (first on line {first})"
+
+
+def test_yaml_merge_keys_still_override() -> None:
+    from agent.solver.yaml_files import load_yaml
+
+    assert load_yaml("base: &b {a: 1, b: 2}\nmine: {<<: *b, a: 3}\n")["mine"] == {"a": 3, "b": 2}
+
+
 def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("seed: 1\nbot:\n  leduc:\n    iterations: 3\n  hunl:\n    warm_start: {weight: 1.5}\n")
@@ -124,6 +172,10 @@ def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value).startswith(f"{path}:4: bot.leduc: unknown key(s) 'iteraions'")
+    path.write_text("seed: 1\nbot:\n  leduc:\n    iterations: 0\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}:4: bot.leduc.iterations: 0 must be at least 1"
     path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: nett}\n")
     with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.leaves: 'nett' is not one of 'net' \| 'checkdown' \| 'end'"):
         load_config(path)
@@ -169,7 +221,13 @@ def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
     """The package's layout after ``pip install .`` (no config.yaml beside it): the built-in
     defaults and a copy of the shipped config.yaml in another folder both name its models."""
     site = tmp_path / "site-packages"
-    for rel in ("agent/__init__.py", "agent/bots/__init__.py", "agent/bots/config.py"):
+    for rel in (
+        "agent/__init__.py",
+        "agent/bots/__init__.py",
+        "agent/bots/config.py",
+        "agent/solver/__init__.py",
+        "agent/solver/yaml_files.py",
+    ):
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, site / rel)
     shutil.copytree(ROOT / "models", site / "models", ignore=shutil.ignore_patterns("*.png", "__pycache__"))

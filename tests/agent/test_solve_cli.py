@@ -38,6 +38,13 @@ def test_turn_spot_reaches_target() -> None:
     assert sol.history[-1]["exploitability"] <= 0.003 * spot.pot
 
 
+def test_a_spots_file_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "spots.yaml"
+    path.write_text(SPOTS.read_text() + "pot: 4\n")  # the shipped file sets the pot already
+    with pytest.raises(SpotError, match=r"duplicate key 'pot' \(first on line \d+\)"):
+        load_spots(path)
+
+
 def test_text_output_and_command_line_spot(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         [

@@ -141,6 +141,27 @@ def test_play_exit_code_tells_a_finished_match_from_a_lost_one(
         assert "error" not in err
 
 
+def test_a_close_before_any_state_is_a_lost_connection_not_a_match(hunl: Game, capsys: pytest.CaptureFixture[str]) -> None:
+    """A dealer that takes the version line and closes (it died, or refused the seat) played no
+    match: exit 3 with the reason, not 0 with hands=0 as if a match had finished."""
+    from agent.cli.main import main
+
+    summary = run_peer(Peer([], extra_lines=["# hello"]), CallBot(), hunl)  # a comment is no state
+    assert summary.ended == "lost" and not summary.complete and summary.hands == 0 and summary.last_hand is None
+    assert summary.error == "the dealer closed the connection before sending a state"
+    peer = Peer([])
+    t = threading.Thread(target=peer.serve, daemon=True)
+    t.start()
+    assert main(["play", "--bot", "call", "--port", str(peer.port)]) == 3
+    t.join(5)
+    assert peer.version == b"VERSION:2.0.0\r\n"
+    out, err = capsys.readouterr()
+    assert "hands=0" in out
+    assert err.strip().splitlines()[-1] == (
+        "deepstack play: error: the match did not finish (lost): the dealer closed the connection before sending a state"
+    )
+
+
 def test_client_skips_comments_and_bad_lines(hunl: Game) -> None:
     peer = Peer(HAND[:3], extra_lines=["# hello", "; hi", "MATCHSTATE:0:2:zz:8d9h|", "garbage"])
     summary = run_peer(peer, CallBot(), hunl)
@@ -174,6 +195,12 @@ def test_the_states_of_another_shipped_game_end_the_match_at_once(hunl: Game, ca
     assert main(["play", "--bot", "call", "--port", str(peer.port)]) == 2
     t.join(5)
     assert "the match did not finish (wrong_game) in hand 2 at betting ''" in capsys.readouterr().err
+    peer = Peer(limit_hand[1:])  # the first state is another game's: no hand to name
+    t = threading.Thread(target=peer.serve, daemon=True)
+    t.start()
+    assert main(["play", "--bot", "call", "--port", str(peer.port)]) == 2
+    t.join(5)
+    assert "the match did not finish (wrong_game): the dealer's state 'MATCHSTATE:0:2:r:8d9h|'" in capsys.readouterr().err
 
 
 def test_bot_errors_and_illegal_actions_are_replaced(hunl: Game) -> None:

@@ -425,8 +425,8 @@ def expected_client(stream: bytes, game: Game) -> tuple[list[str], int, str]:
     """From the stream alone: the lines the client must answer, how many it must reject, and
     how the match ends: ``wrong_game`` at the first rejected line that is a state of another
     shipped game, else ``lost`` or ``complete`` as the last state it accepted was in the middle
-    of a hand or not."""
-    answer, bad, in_hand = [], 0, False
+    of a hand or not (``lost`` when it accepted none)."""
+    answer, bad, in_hand, states = [], 0, False, 0
     for line in LineBuffer().feed(stream):
         if isinstance(line, LineTooLong):
             bad += 1
@@ -440,10 +440,10 @@ def expected_client(stream: bytes, game: Game) -> tuple[list[str], int, str]:
             if shipped_game_of(line, game) is not None:
                 return answer, bad, "wrong_game"
             continue
-        in_hand = not view.state.finished
+        in_hand, states = not view.state.finished, states + 1
         if view.is_our_turn:
             answer.append(line)
-    return answer, bad, ("lost" if in_hand else "complete")
+    return answer, bad, ("lost" if in_hand or not states else "complete")
 
 
 @settings(FUZZ, max_examples=40)
