@@ -391,6 +391,7 @@ NET_LEAVES = "bot:\n  hunl:\n    flop: {iterations: 3, leaves: net}\n    models:
         ["match", "hunl", "2", "call", "deepstack", "--log-dir", "{tmp}/logs"],
         ["eval", "lbr", "--game", "hunl", "--hands", "2", "--setting", "fc/fc/fc/fc"],
         ["eval", "plot", "{tmp}", "--out", "{tmp}/png", "--game", "hunl", "--grid", ""],
+        ["bench", "resolve", "--hands", "1", "--log-dir", "{tmp}/logs"],
     ],
 )
 def test_a_missing_holdem_network_is_named_by_its_config_key_at_start(
@@ -406,7 +407,7 @@ def test_a_missing_holdem_network_is_named_by_its_config_key_at_start(
     cfg.write_text(NET_LEAVES)
     assert main([a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--config", str(cfg)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    command = " ".join(argv[:2]) if argv[0] == "eval" else argv[0]
+    command = " ".join(argv[:2]) if argv[0] in ("eval", "bench") else argv[0]
     missing = tmp_path / "cfg" / "nets" / "my-turn.pt"
     assert err == [f"deepstack {command}: error: {cfg}: bot.hunl.models.turn_net: {missing}: model file is missing"]
     assert not (tmp_path / "logs").exists() and not (tmp_path / "png").exists()

@@ -22,8 +22,10 @@ import numpy as np
 import torch
 
 from agent.bots.config import ConfigError, load_config
-from agent.cli.common import HelpFormatter, example
+from agent.bots.deepstack import DeepStackBot
+from agent.cli.common import HelpFormatter, example, seed
 from agent.evaluation.match import check_log_dir, decision_solver_rates, decision_think_times, run_match
+from agent.nets.manifest import ModelError
 from agent.solver.resolve import pick_device
 from protocol.gamedef import load_game
 from protocol.logs import configure_logging
@@ -41,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--hands", type=int, default=20, help="hands of the fixed match (default 20, both seatings: 40)")
-    p.add_argument("--seed", type=int, default=11, help="seed of the fixed match's deal")
+    p.add_argument("--seed", type=seed, default=11, help="seed of the fixed match's deal")
     p.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
     p.add_argument(
         "--log-dir",
@@ -58,9 +60,10 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         config = load_config(args.config)
+        DeepStackBot.check(load_game("hunl"), config)  # a wrong model path: one line now, not a traceback mid-match
         if args.log_dir is not None:
             check_log_dir(Path(args.log_dir), default="a temporary folder")
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, ModelError, ValueError) as exc:
         print(f"deepstack bench resolve: error: {exc}", file=sys.stderr)
         return 2
 

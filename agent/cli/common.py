@@ -4,7 +4,9 @@ and argument types that refuse bad values with argparse's own one-line error."""
 from __future__ import annotations
 
 import argparse
+import math
 
+from agent.bots.config import MAX_SEED
 from agent.nets.valuenet import NET_PRECISIONS
 from agent.training.datagen import UPDATES
 from protocol.gamedef import SHORT_NAMES
@@ -63,6 +65,48 @@ def _port(text: str, low: int) -> int:
     if value is None or not low <= value <= 65535:
         zero = " or 0 for any free port" if low == 0 else ""
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1..65535{zero})")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed of the deals and the bots' choices: 0..MAX_SEED (numpy and the dealer take 32 bits)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed (0..{MAX_SEED})")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count that must be at least 1 (0 or less would do nothing, divide by zero or never end)."""
+    return _int_at_least(text, 1)
+
+
+def count(text: str) -> int:
+    """A count that may be 0 (nothing of it) but not negative."""
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least {low}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A number that is finite (inf and nan would overflow or poison sums later, far from the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
 
 

@@ -15,7 +15,7 @@ from tqdm import tqdm
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, leduc_settings, section_key
 from agent.bots.start_cache import start_key
-from agent.cli.common import GAME_HELP, HelpFormatter, example
+from agent.cli.common import GAME_HELP, HelpFormatter, example, seed
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
@@ -164,7 +164,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--hands", type=int, required=True, help="hands to play (at least 2)")
     q.add_argument("--config", default=None, help=CONFIG_HELP)
     q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of a deepstack bot (default: the config's)")
-    q.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots' sampling")
+    q.add_argument("--seed", type=seed, default=0, help="seed of the deals and the bots' sampling")
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_aivat_cli)
     q = evsub.add_parser(
