@@ -3,6 +3,8 @@ before anything slow runs (no traceback, no endless loop, no file written)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agent.cli.main import main
@@ -30,6 +32,27 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 )
 def test_a_seed_outside_0_to_max_seed_is_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert "argument --seed:" in _refused(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        (["--preflop-boards", "0"], "argument --preflop-boards:"),
+        (["--preflop-boards", "-3"], "argument --preflop-boards:"),
+        (["--iterations", "0"], "argument --iterations:"),
+        (["--buckets", "0"], "argument --buckets:"),
+        (["--boards", "0"], "argument --boards:"),
+        (["--bins", "0"], "argument --bins:"),
+        (["--sample", "-1"], "argument --sample:"),
+        (["--sample", "3", "--buckets", "5"], "--sample 3 is less than --buckets 5"),
+    ],
+)
+def test_buckets_refuses_counts_below_1_and_writes_nothing(
+    given: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An all-zero matrix or a table of infinite EMD would be registered in the manifest as a model."""
+    assert named in _refused(["buckets", "--out", str(tmp_path / "out"), *given], capsys)
+    assert not (tmp_path / "out").exists()
 
 
 def test_arg_types_take_what_is_valid() -> None:

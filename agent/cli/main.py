@@ -18,7 +18,7 @@ from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
 from agent.cli.blueprint import add_parser as add_blueprint
 from agent.cli.campaign import add_parser as add_campaign
-from agent.cli.common import GAME_HELP, HelpFormatter, add_network_leaf_options, example, port
+from agent.cli.common import GAME_HELP, HelpFormatter, add_network_leaf_options, example, port, positive_int, seed
 from agent.cli.prepare import add_parser as add_prepare
 from agent.cli.promote import add_parser as add_promote
 from agent.evaluation.clock import clock_lines, clock_report
@@ -725,13 +725,13 @@ def _add_buckets(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--street", choices=["flop", "turn", "preflop", "all"], default="all", help="what to build")
-    p.add_argument("--buckets", type=int, default=1000, help="clusters per street (default 1000)")
-    p.add_argument("--boards", type=int, default=400, help="random boards whose hands are clustered (default 400)")
-    p.add_argument("--sample", type=int, default=100_000, help="hands sampled for k-means (default 100000)")
-    p.add_argument("--iterations", type=int, default=20, help="k-means iterations (default 20)")
-    p.add_argument("--bins", type=int, default=50, help="equity histogram bins (default 50)")
-    p.add_argument("--preflop-boards", type=int, default=10_000, help="random boards of the pre-flop matrix")
-    p.add_argument("--seed", type=int, default=0, help="seed of the boards and of k-means")
+    p.add_argument("--buckets", type=positive_int, default=1000, help="clusters per street (default 1000)")
+    p.add_argument("--boards", type=positive_int, default=400, help="random boards whose hands are clustered (default 400)")
+    p.add_argument("--sample", type=positive_int, default=100_000, help="hands sampled for k-means (default 100000)")
+    p.add_argument("--iterations", type=positive_int, default=20, help="k-means iterations (default 20)")
+    p.add_argument("--bins", type=positive_int, default=50, help="equity histogram bins (default 50)")
+    p.add_argument("--preflop-boards", type=positive_int, default=10_000, help="random boards of the pre-flop matrix")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the boards and of k-means")
     p.add_argument("--out", default="models/holdem", help="output folder (default models/holdem)")
     p.set_defaults(func=_run_buckets)
 
@@ -739,6 +739,23 @@ def _add_buckets(sub: argparse._SubParsersAction) -> None:
 def _run_buckets(args: argparse.Namespace) -> int:
     out = Path(args.out)
     command = "deepstack " + " ".join(sys.argv[1:])
+    if args.street != "preflop" and args.sample < args.buckets:  # k-means needs a hand per cluster
+        print(
+            f"deepstack buckets: error: --sample {args.sample} is less than --buckets {args.buckets} "
+            "(k-means needs at least one hand per bucket)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        _write_buckets(args, out, command)
+    except ValueError as exc:  # e.g. fewer hands on the boards than buckets
+        print(f"deepstack buckets: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _write_buckets(args: argparse.Namespace, out: Path, command: str) -> None:
+    """The tables and matrix asked for, each registered in the manifest once written."""
     for street in ("flop", "turn"):
         if args.street not in (street, "all"):
             continue
@@ -785,7 +802,6 @@ def _run_buckets(args: argparse.Namespace) -> int:
             seconds=time.perf_counter() - start,
         )
         print(f"pre-flop check-down matrix from {args.preflop_boards} boards -> {path}")
-    return 0
 
 
 # ---------------------------------------------------------------------- solve / bench
