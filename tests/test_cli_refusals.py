@@ -55,6 +55,31 @@ def test_buckets_refuses_counts_below_1_and_writes_nothing(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "blueprint", "--batch", "0"],
+        ["bench", "blueprint", "--batch", "-1"],
+        ["bench", "blueprint", "--clusters", "0"],
+        ["bench", "solver", "--repeat", "0"],
+        ["bench", "solver", "--beside-busy", "-1"],
+    ],
+)
+def test_bench_counts_that_would_hang_or_do_nothing_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert f"argument {argv[2]}:" in _refused(argv, capsys)
+
+
+def test_distributed_training_refuses_an_empty_batch() -> None:
+    """The loop over batches never advances with batch 0: refused, whoever calls it."""
+    from agent.blueprint.distributed import train_distributed
+    from agent.blueprint.mccfr import Blueprint
+    from agent.solver.tree import FCPA
+    from protocol.gamedef import load_game
+
+    with pytest.raises(ValueError, match="batch 0"):
+        train_distributed(Blueprint.create(load_game("leduc-limit"), FCPA), 10, 3, 1, batch=0)
+
+
 def test_arg_types_take_what_is_valid() -> None:
     from agent.cli.common import finite_float, positive_int, seed
 

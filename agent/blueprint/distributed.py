@@ -103,6 +103,8 @@ def train_distributed(
     (``merge_s``): the rest is the steady work."""
     if not 1 <= workers <= clusters:
         raise ValueError(f"{workers} workers for {clusters} clusters: each worker needs a cluster")
+    if batch < 1:  # a batch of no deals never advances: the loop below would not end
+        raise ValueError(f"batch {batch}: a trunk update needs at least one deal")
     start = time.perf_counter()
     flat = bp.tree.flat
     groups = [list(range(w, clusters, workers)) for w in range(workers)]

@@ -14,7 +14,7 @@ import sys
 
 from agent.blueprint.distributed import train_distributed
 from agent.blueprint.mccfr import Blueprint
-from agent.cli.common import HelpFormatter, example
+from agent.cli.common import HelpFormatter, example, positive_int
 from agent.solver.tree import FCPA, BetSizing
 from agent.training.cluster import ClusterError, connect_ray
 from protocol.gamedef import load_game
@@ -28,12 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--game", default="leduc-limit", choices=["leduc", "leduc-limit", "hunl"], help="the game")
-    p.add_argument("--iterations", type=int, default=1_000_000, help="iterations per measurement")
+    p.add_argument("--iterations", type=positive_int, default=1_000_000, help="iterations per measurement")
     p.add_argument(
-        "--clusters", type=int, default=None, help="public clusters (default: 3 in Leduc, the abstraction's 8 in hold'em)"
+        "--clusters",
+        type=positive_int,
+        default=None,
+        help="public clusters (default: 3 in Leduc, the abstraction's 8 in hold'em)",
     )
     p.add_argument("--workers", default="1,2", help="worker counts of the distributed runs, comma separated (none: '')")
-    p.add_argument("--batch", type=int, default=500, help="deals per trunk update of the distributed runs")
+    p.add_argument("--batch", type=positive_int, default=500, help="deals per trunk update of the distributed runs (at least 1)")
     return p
 
 
@@ -60,7 +63,7 @@ def main(argv: list[str]) -> int:
         print(f"deepstack bench blueprint: error: --workers {args.workers!r}: expected counts like 1,2", file=sys.stderr)
         return 2
     holdem = args.game == "hunl"
-    clusters = args.clusters or (8 if holdem else 3)
+    clusters = args.clusters if args.clusters is not None else (8 if holdem else 3)
     if args.iterations < 1 or any(not 1 <= w <= clusters for w in workers):
         print("deepstack bench blueprint: error: --iterations >= 1 and each worker count in 1..--clusters", file=sys.stderr)
         return 2

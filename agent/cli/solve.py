@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agent.cli.common import HelpFormatter, example
+from agent.cli.common import HelpFormatter, count, example, positive_int
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
@@ -296,26 +296,28 @@ def bench_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--deepstack-river-iterations",
-        type=int,
+        type=count,
         default=2000,
         help="iterations of the full-range DeepStack river re-solve (0: skip it)",
     )
     p.add_argument(
         "--deepstack-turn-iterations",
-        type=int,
+        type=count,
         default=1000,
         help="iterations of the full-range DeepStack turn re-solve (0: skip it)",
     )
     p.add_argument("--quick", action="store_true", help="river spot only and short DeepStack re-solves (CI)")
     p.add_argument(
         "--beside-busy",
-        type=int,
+        type=count,
         default=0,
         metavar="N",
         help="also solve the spots again beside N busy processes (each spins one core and stops itself after "
         "10 minutes) and report the slowdown against the quiet run of the same spot (default 0: quiet only)",
     )
-    p.add_argument("--repeat", type=int, default=1, help="solve each spot this many times (quiet and busy alike; default 1)")
+    p.add_argument(
+        "--repeat", type=positive_int, default=1, help="solve each spot this many times (quiet and busy alike; default 1)"
+    )
     return p
 
 
@@ -356,13 +358,13 @@ def bench_main(argv: list[str]) -> int:
         iters = {"river": 20, "turn": 0}
     try:
         quiet = []
-        for i in range(max(1, args.repeat)):
+        for i in range(args.repeat):
             for row in bench_spots(Path(args.spots), names, args.device):
                 if row["impl"] == "ours" or i == 0:
                     quiet.append(row)
                     print(json.dumps(row), flush=True)
         if args.beside_busy > 0:
-            for row in bench_beside_busy(Path(args.spots), names, args.device, args.beside_busy, quiet, max(1, args.repeat)):
+            for row in bench_beside_busy(Path(args.spots), names, args.device, args.beside_busy, quiet, args.repeat):
                 print(json.dumps(row), flush=True)
         for row in bench_deepstack(args.device, iters):
             print(json.dumps(row), flush=True)
