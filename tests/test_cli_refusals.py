@@ -80,9 +80,29 @@ def test_distributed_training_refuses_an_empty_batch() -> None:
         train_distributed(Blueprint.create(load_game("leduc-limit"), FCPA), 10, 3, 1, batch=0)
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["solve", "--board", "QsJh2h8d3c", "--bets", "inf"], "argument --bets: 'inf' is not a finite pot fraction"),
+        (["solve", "--board", "QsJh2h8d3c", "--raises", "0.5,inf"], "argument --raises: '0.5,inf': 'inf' is not"),
+        (["solve", "--board", "QsJh2h8d3c", "--bets", "nan"], "argument --bets: 'nan' is not a finite pot fraction"),
+        (["blueprint", "train", "leduc-limit", "10", "--out", "{tmp}/bp.npz", "--sizing", "inf"], "argument --sizing: 'inf'"),
+        (
+            ["blueprint", "train", "leduc-limit", "10", "--out", "{tmp}/bp.npz", "--sizing", "1;nan/1"],
+            "argument --sizing: '1;nan/1'",
+        ),
+    ],
+)
+def test_bet_sizes_must_be_finite(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """inf overflowed into a traceback and nan passed the positivity check unnamed."""
+    assert message in _refused([a.replace("{tmp}", str(tmp_path)) for a in argv], capsys)
+    assert not (tmp_path / "bp.npz").exists()
+
+
 def test_arg_types_take_what_is_valid() -> None:
-    from agent.cli.common import finite_float, positive_int, seed
+    from agent.cli.common import finite_float, positive_int, pot_fractions, seed
 
     assert seed("0") == 0 and seed(str(2**32 - 1)) == 2**32 - 1
     assert positive_int("1") == 1
     assert finite_float("2.5") == 2.5
+    assert pot_fractions("0.5,1;1/1") == "0.5,1;1/1" and pot_fractions("") == ""

@@ -19,7 +19,7 @@ from agent.blueprint.mccfr import Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
-from agent.cli.common import GAME_HELP, HelpFormatter, example
+from agent.cli.common import GAME_HELP, HelpFormatter, example, pot_fractions
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.buckets import BucketTable
 from agent.nets.manifest import ModelError, manifest_path_for, read_manifest, register_model
@@ -53,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--out", required=True, help="the blueprint file (.npz)")
     t.add_argument(
         "--sizing",
+        type=pot_fractions,
         default="1",
         help="bet sizes as pot fractions, per round separated by '/', per depth by ';' (e.g. '0.5,1;1/1'); one "
         "spec applies to every round; all-in is always added",

@@ -110,6 +110,23 @@ def finite_float(text: str) -> float:
     return value
 
 
+def pot_fractions(text: str) -> str:
+    """Bet sizes as text (``0.5,1`` or ``0.5,1;1/1``: ',' ';' '/' separate sizes, depths, rounds),
+    each a finite number: inf overflowed into a traceback and nan slipped past the positivity check.
+    The text is returned as given; the tree's own parser says what else is wrong with it."""
+    for part in text.replace(";", ",").replace("/", ",").split(","):
+        if not part.strip():
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            continue  # not a number at all: named by the parser of the sizes, with the whole spec
+        if not math.isfinite(value):
+            where = "" if part.strip() == text.strip() else f"{text!r}: "
+            raise argparse.ArgumentTypeError(f"{where}{part.strip()!r} is not a finite pot fraction")
+    return text
+
+
 def add_network_leaf_options(p: argparse.ArgumentParser, which: str) -> None:
     """``--net-precision`` and ``--updates``: how solves with the next street's network at the leaves
     (``which``: the solves they apply to) multiply and update, as ``deepstack generate`` takes them."""

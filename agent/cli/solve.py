@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agent.cli.common import HelpFormatter, count, example, positive_int
+from agent.cli.common import HelpFormatter, count, example, positive_int, pot_fractions
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
@@ -67,8 +67,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stack", type=int, default=95, help="effective stack behind (default 95)")
     p.add_argument("--oop", default="random", help="out-of-position range (range notation or 'random')")
     p.add_argument("--ip", default="random", help="in-position range (range notation or 'random')")
-    p.add_argument("--bets", default="1", help="bet sizes as pot fractions, comma separated (default 1)")
-    p.add_argument("--raises", default="0.5", help="raise sizes as pot fractions (default 0.5)")
+    p.add_argument("--bets", type=pot_fractions, default="1", help="bet sizes as pot fractions, comma separated (default 1)")
+    p.add_argument("--raises", type=pot_fractions, default="0.5", help="raise sizes as pot fractions (default 0.5)")
     p.add_argument("--max-bets", type=int, default=4, help="bets/raises per round (default 4)")
     p.add_argument(
         "--line",
