@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import yaml
 
 from agent.cli.common import HelpFormatter, count, example, positive_int, pot_fractions
 from agent.evaluation.plots import strategy_grids_png
@@ -21,6 +22,7 @@ from agent.solver.ranges import RANKS_DESC, class_label, grid
 from agent.solver.resolve import SolverConfig, SpotError, pick_device, solve_ranges
 from agent.solver.spots import Spot, load_spots, make_spot
 from agent.solver.tree import DEEPSTACK_SIZING
+from agent.solver.yaml_files import load_yaml
 from native.cards import cards_from_str
 from protocol.gamedef import load_game
 from protocol.state import ActionKind, HandState
@@ -94,13 +96,62 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_solve)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_spots_fields(path: Path) -> None:
+    """The fields of a spots file that the loader would turn into a TypeError or a bare ValueError
+    (a spot given as a string, ``bet_pct: 100``, ``pot: abc``), named with the file and the key or
+    spot; what is left (cards, ranges, sizes) the loader names itself."""
+    try:
+        data = load_yaml(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return  # the loader says so, with the file
+    if not isinstance(data, dict) or not isinstance(data.get("spots"), dict):
+        return
+    for key in ("pot", "effective_stack"):
+        if key in data and not (isinstance(data[key], int) and not isinstance(data[key], bool)):
+            raise SpotError(f"{path}: {key}: expected a whole number of chips, not {data[key]!r}")
+    for key in ("bet_pct", "raise_pct"):
+        if key in data and not (isinstance(data[key], list) and all(_is_number(x) for x in data[key])):
+            raise SpotError(f"{path}: {key}: expected a list of finite pot percentages like [100], not {data[key]!r}")
+    if "max_bets_per_street" in data and data["max_bets_per_street"] is not None:
+        if not isinstance(data["max_bets_per_street"], int) or isinstance(data["max_bets_per_street"], bool):
+            raise SpotError(f"{path}: max_bets_per_street: expected a whole number, not {data['max_bets_per_street']!r}")
+    target = data.get("target_exploitability_pct_of_pot", 0.3)
+    if not _is_number(target) or target < 0:
+        raise SpotError(f"{path}: target_exploitability_pct_of_pot: expected a number >= 0, not {target!r}")
+    for name, spec in data["spots"].items():
+        if not isinstance(spec, dict) or "board" not in spec:
+            raise SpotError(f"{path}: spot {name!r}: expected a mapping with a board, like {{board: QsJh2h8d3c}}, not {spec!r}")
+
+
+def read_spots(path: Path) -> tuple[dict[str, Spot], dict[str, Any]]:
+    """``load_spots`` with every bad field one SpotError naming the file, so ``solve`` and
+    ``bench solver`` refuse a bad file alike, before any solve."""
+    _check_spots_fields(path)
+    try:
+        spots, meta = load_spots(path)
+    except (TypeError, ValueError) as exc:  # SpotError is a ValueError; a bad card or range is named in it
+        text = str(exc)
+        raise SpotError(text if text.startswith(str(path)) else f"{path}: {text}") from None
+    return spots, meta
+
+
+def check_spot_names(path: Path, spots: dict[str, Spot], names: list[str]) -> None:
+    """Every name asked for is a spot of the file (else one SpotError listing the file's spots)."""
+    for name in names:
+        if name not in spots:
+            raise SpotError(f"no spot {name!r} in {path}; it has {', '.join(spots)}")
+
+
 def _spot_from_args(args: argparse.Namespace) -> tuple[Spot, float]:
     if args.spots or args.spot:
         path = Path(args.spots) if args.spots else DEFAULT_SPOTS
-        spots, meta = load_spots(path)
+        spots, meta = read_spots(path)
         name = args.spot or next(iter(spots))
-        if name not in spots:
-            raise SpotError(f"no spot {name!r} in {path}; it has {', '.join(spots)}")
+        check_spot_names(path, spots, [name])
         target = args.target if args.target is not None else meta["target_pct"]
         return spots[name], target
     if not args.board:
@@ -196,7 +247,8 @@ def _context(device: torch.device) -> dict[str, Any]:
 
 
 def bench_spots(path: Path, names: list[str], device: str) -> list[dict[str, Any]]:
-    spots, meta = load_spots(path)
+    spots, meta = read_spots(path)
+    check_spot_names(path, spots, names)
     rows = []
     dev = pick_device(device)
     for name in names:
@@ -357,6 +409,8 @@ def bench_main(argv: list[str]) -> int:
     if args.quick:
         iters = {"river": 20, "turn": 0}
     try:
+        spots, _ = read_spots(Path(args.spots))  # a bad file or name: refused before any solve
+        check_spot_names(Path(args.spots), spots, names)
         quiet = []
         for i in range(args.repeat):
             for row in bench_spots(Path(args.spots), names, args.device):
@@ -368,7 +422,7 @@ def bench_main(argv: list[str]) -> int:
                 print(json.dumps(row), flush=True)
         for row in bench_deepstack(args.device, iters):
             print(json.dumps(row), flush=True)
-    except (SpotError, OSError) as exc:
+    except (SpotError, ValueError, OSError) as exc:  # what `solve` catches, and a file it cannot read
         print(f"deepstack bench solver: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -145,3 +145,40 @@ def test_spot_facing_a_bet_and_iterations_only(capsys: pytest.CaptureFixture[str
 def test_bad_lines_are_refused(line: str, message: str) -> None:
     with pytest.raises(SpotError, match=message):
         make_spot("QsJh2h8d3c", 10, 95, "AA", "KK", line=line)
+
+
+_BASE = "pot: 10\neffective_stack: 95\noop_range: random\nip_range: random\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_BASE + "spots:\n  river: QsJh2h8d3c\n", "spot 'river': expected a mapping with a board"),
+        (_BASE + "bet_pct: 100\nspots:\n  river: {board: QsJh2h8d3c}\n", "bet_pct: expected a list"),
+        (_BASE + "raise_pct: [.inf]\nspots:\n  river: {board: QsJh2h8d3c}\n", "raise_pct: expected a list"),
+        (_BASE.replace("10", "abc") + "spots:\n  river: {board: QsJh2h8d3c}\n", "pot: expected a whole number"),
+        (_BASE + "spots:\n  river: {board: QsJh2hZz}\n", "board 'QsJh2hZz'"),
+    ],
+)
+@pytest.mark.parametrize("command", [["solve"], ["bench", "solver", "--spot", "river"]])
+def test_a_malformed_spots_file_is_one_line_naming_the_file(
+    text: str, message: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was a TypeError or a bare ValueError traceback; solve and bench solver now refuse alike."""
+    path = tmp_path / "spots.yaml"
+    path.write_text(text)
+    assert main([*command, "--spots", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"deepstack {' '.join(command[:2]) if command[0] == 'bench' else 'solve'}: error: {path}: "
+    )
+    assert message in err[0]
+
+
+def test_bench_solver_refuses_an_unknown_spot_name_before_solving(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "solver", "--spot", "river", "--spot", "nosuch"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing solved: the river was not timed first
+    assert captured.err.strip().splitlines() == [
+        f"deepstack bench solver: error: no spot 'nosuch' in {SPOTS}; it has river, turn, flop"
+    ]
