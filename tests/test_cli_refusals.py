@@ -99,6 +99,28 @@ def test_bet_sizes_must_be_finite(argv: list[str], message: str, tmp_path: Path,
     assert not (tmp_path / "bp.npz").exists()
 
 
+@pytest.mark.parametrize("value", ["nan", "-1", "5"])
+def test_blueprint_eval_threshold_must_be_in_0_to_1(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "argument --threshold:" in _refused(["blueprint", "eval", "x.npz", "--threshold", value], capsys)
+
+
+def test_aivat_json_of_two_hands_is_valid_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """One duplicate pair has an infinite 95% interval: null, not the invalid ``Infinity``."""
+    import json
+
+    assert main(["eval", "aivat", "--game", "leduc", "--hands", "2", "--bot", "random", "--opponent", "call", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON output"))
+    assert out["duplicate"]["ci95"] is None and out["duplicate"]["n"] == 1
+
+
+def test_dumps_writes_null_for_non_finite_numbers() -> None:
+    from agent.cli.common import dumps
+
+    assert dumps({"a": float("inf"), "b": [float("nan"), 1.5], "c": (2, -float("inf"))}) == (
+        '{"a": null, "b": [null, 1.5], "c": [2, null]}'
+    )
+
+
 def test_arg_types_take_what_is_valid() -> None:
     from agent.cli.common import finite_float, positive_int, pot_fractions, seed
 

@@ -4,7 +4,6 @@ where the game is small enough (Leduc)."""
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -19,7 +18,7 @@ from agent.blueprint.mccfr import Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
-from agent.cli.common import GAME_HELP, HelpFormatter, example, pot_fractions
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, fraction, pot_fractions
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.buckets import BucketTable
 from agent.nets.manifest import ModelError, manifest_path_for, read_manifest, register_model
@@ -124,7 +123,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p_eval.add_argument("file", help="a blueprint file")
     p_eval.add_argument("--postprocess", default="none", choices=POSTPROCESSING, help="measure the strategy as played after this")
-    p_eval.add_argument("--threshold", type=float, default=0.15, help="the post-processing's threshold")
+    p_eval.add_argument("--threshold", type=fraction, default=0.15, help="the post-processing's threshold, in [0, 1]")
     p.set_defaults(func=run)
 
 
@@ -207,9 +206,7 @@ def _train(args: argparse.Namespace) -> int:
         )
     rate = bp.iterations / bp.seconds if bp.seconds else 0.0
     print(
-        json.dumps(
-            {"file": str(out), "iterations": bp.iterations, "seconds": round(bp.seconds, 1), "iterations_per_s": round(rate)}
-        )
+        dumps({"file": str(out), "iterations": bp.iterations, "seconds": round(bp.seconds, 1), "iterations_per_s": round(rate)})
     )
     return 0
 
@@ -254,7 +251,7 @@ def _abstraction(args: argparse.Namespace) -> int:
         command += f" --seed {args.seed} --public {args.public}"
         register_model(out, out.stem, kind="blueprint_abstraction", game="hunl", command=command, seconds=round(seconds, 1))
     sizes = np.bincount(tables.flop_cluster, minlength=args.clusters).tolist()
-    print(json.dumps({"file": str(out), "seconds": round(seconds, 1), "flops_per_cluster": sizes, **stats}))
+    print(dumps({"file": str(out), "seconds": round(seconds, 1), "flops_per_cluster": sizes, **stats}))
     return 0
 
 
@@ -292,5 +289,5 @@ def _eval(args: argparse.Namespace) -> int:
         "br0": e["br0"],
         "br1": e["br1"],
     }
-    print(json.dumps(out))
+    print(dumps(out))
     return 0

@@ -4,7 +4,9 @@ and argument types that refuse bad values with argparse's own one-line error."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
+from typing import Any
 
 from agent.bots.config import MAX_SEED
 from agent.nets.valuenet import NET_PRECISIONS
@@ -125,6 +127,32 @@ def pot_fractions(text: str) -> str:
             where = "" if part.strip() == text.strip() else f"{text!r}: "
             raise argparse.ArgumentTypeError(f"{where}{part.strip()!r} is not a finite pot fraction")
     return text
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float made None: JSON has no such numbers, and
+    ``json.dumps`` would write ``NaN``/``Infinity`` that other readers refuse (a 95% interval of
+    too few hands is infinite)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` of ``value`` with non-finite numbers as null, checked (``allow_nan=False``)."""
+    return json.dumps(finite_json(value), allow_nan=False, **kwargs)
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1] (a threshold on probabilities)."""
+    value = finite_float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not in [0, 1]")
+    return value
 
 
 def add_network_leaf_options(p: argparse.ArgumentParser, which: str) -> None:

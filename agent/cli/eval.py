@@ -15,7 +15,7 @@ from tqdm import tqdm
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, leduc_settings, section_key
 from agent.bots.start_cache import start_key
-from agent.cli.common import GAME_HELP, HelpFormatter, example, seed
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, seed
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
@@ -341,7 +341,7 @@ def run_clock_cli(args: argparse.Namespace) -> int:
     if not report:
         print(f"deepstack eval clock: error: no decisions in {', '.join(map(str, paths))}", file=sys.stderr)
         return 2
-    print(json.dumps(report) if args.json else "\n".join(clock_lines(report)))
+    print(dumps(report) if args.json else "\n".join(clock_lines(report)))
     return 0
 
 
@@ -374,7 +374,7 @@ def run_nets_cli(args: argparse.Namespace) -> int:
                 row["difference"], row["difference_ci95"] = score.paired_difference(reference)
         rows.append(row)
     if args.json:
-        print(json.dumps({"data": args.data, "networks": rows}))
+        print(dumps({"data": args.data, "networks": rows}))
         return 0
     for row in rows:
         line = (
@@ -524,7 +524,7 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 1),
     }
     if args.json:
-        print(json.dumps(out))
+        print(dumps(out))
     else:
         _print_estimates(result, scale)
     return 0
@@ -573,7 +573,7 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 1),
     }
     if args.json:
-        print(json.dumps(out))
+        print(dumps(out))
     else:
         _print_estimates(result, scale)
         print(
@@ -624,7 +624,7 @@ def check_lbr_run(out: Path, run: dict) -> None:
             raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
         return
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(run, indent=1))
+    path.write_text(dumps(run, indent=1))
 
 
 def run_lbr_cli(args: argparse.Namespace) -> int:
@@ -710,10 +710,8 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
     result["bot_fold"] = fold_summary(queries, game.num_rounds)
     if out is not None:
-        (out / "result.json").write_text(json.dumps(result, indent=1))
-    print(
-        json.dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands"
-    )
+        (out / "result.json").write_text(dumps(result, indent=1))
+    print(dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
     if not args.json:
         labels = {
             "range_expected": "showdowns averaged over the bot's range",
@@ -742,7 +740,7 @@ def run_lbr_paired_cli(args: argparse.Namespace) -> int:
     except (GameDefError, ValueError) as exc:
         print(f"deepstack eval lbr-paired: error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(result) if args.json else format_comparison(result))
+    print(dumps(result) if args.json else format_comparison(result))
     return 0
 
 
@@ -758,7 +756,7 @@ def _policy_exploitability(args: argparse.Namespace, game, tool: str) -> int:
     mbb = 1000 * e["exploitability"] / game.big_blind
     if args.json:
         print(
-            json.dumps(
+            dumps(
                 {
                     "game": args.game,
                     "policy": args.policy,
@@ -830,7 +828,7 @@ def run_eval(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 1),
     }
     if args.json:
-        print(json.dumps(result))
+        print(dumps(result))
     else:
         print(
             f"{args.game}: exploitability {e['exploitability']:.5f} chips/game = {result['exploitability_mbb_g']:.2f} mbb/g "
