@@ -545,6 +545,8 @@ def _print_estimates(result: dict, scale: float) -> None:
 def run_aivat_log_cli(args: argparse.Namespace) -> int:
     source = Path(args.source)
     try:
+        if args.decisions and not Path(args.decisions).is_file():  # given on purpose: not silently left out
+            raise ValueError(f"--decisions {args.decisions}: no such file")
         if not source.is_dir():
             raise ValueError(f"{source}: not a folder (give a match --log-dir)")
         found = dealer_logs(source)

@@ -153,29 +153,52 @@ class LoggedDecision:
     values: dict[str, float] | None = None
 
 
+def _number_map(value: object, field: str) -> dict[str, float]:
+    """A logged mapping of action names to numbers (a strategy, the bot's values)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{field} {value!r}: expected a mapping of actions to numbers")
+    try:
+        return {str(k): float(v) for k, v in value.items()}
+    except (TypeError, ValueError):
+        raise ValueError(f"{field} {value!r}: expected a mapping of actions to numbers") from None
+
+
+def _decision(event: dict) -> tuple[tuple[int, str, str], LoggedDecision]:
+    """One decision line's key and content; a bad field is a ValueError naming it."""
+    hand = event["hand"]
+    if isinstance(hand, bool) or not isinstance(hand, (int, str)) or not str(hand).strip().isdigit():
+        raise ValueError(f"hand {hand!r}: expected a hand number")
+    if not isinstance(event.get("action"), str):
+        raise ValueError(f"action {event.get('action')!r}: expected the action taken, as text")
+    values = event.get("values")
+    item = LoggedDecision(
+        _number_map(event["strategy"], "strategy"),
+        event["action"],
+        _number_map(values, "values") if values is not None else None,
+    )
+    return (int(hand), str(event["cards"]), str(event["betting"])), item
+
+
 def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecision], int]:
     """Decisions keyed by (hand, our hole cards, betting before the action); and how many lines
     were left out (no cards/betting fields: logs of older versions; or one key seen twice with
     different strategies)."""
     out: dict[tuple[int, str, str], LoggedDecision] = {}
     dropped, clashes = 0, set()
-    for line in path.read_text(errors="replace").splitlines():
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if event.get("event") != "decision":
-            continue
+        if not isinstance(event, dict) or event.get("event") != "decision":
+            continue  # other lines of a shared log (a number, a list) are not ours to judge
         if "cards" not in event or "betting" not in event or "strategy" not in event:
             dropped += 1
             continue
-        key = (int(event["hand"]), str(event["cards"]), str(event["betting"]))
-        values = event.get("values")
-        item = LoggedDecision(
-            {str(k): float(v) for k, v in event["strategy"].items()},
-            str(event["action"]),
-            {str(k): float(v) for k, v in values.items()} if isinstance(values, dict) else None,
-        )
+        try:
+            key, item = _decision(event)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{path}:{number}: a decision line with {exc}") from None
         if key in out and out[key] != item:
             clashes.add(key)
         out[key] = item

@@ -128,3 +128,43 @@ def test_aivat_from_the_logs_of_a_real_hunl_match(tmp_path: Path, capsys: pytest
     assert check["action_corrections_bot_values"] == 0 and check["raw"] == out["raw"]
     assert main(["eval", "aivat-log", str(tmp_path / "nothing")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+_DECISION = {"event": "decision", "hand": 3, "cards": "AhKd", "betting": "", "strategy": {"call": 1.0}, "action": "call"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"strategy": [1]}, "strategy [1]: expected a mapping"),
+        ({"strategy": {"call": "x"}}, "strategy {'call': 'x'}: expected a mapping"),
+        ({"hand": "x"}, "hand 'x': expected a hand number"),
+        ({"values": 5}, "values 5: expected a mapping"),
+        ({"action": None}, "action None"),
+    ],
+)
+def test_a_bad_decision_line_is_named_by_file_and_line(change: dict, message: str, tmp_path: Path) -> None:
+    from agent.evaluation.aivat_log import read_decisions
+
+    path = tmp_path / "bots.jsonl"
+    path.write_text("5\n[1]\n" + json.dumps(_DECISION) + "\n" + json.dumps({**_DECISION, **change}) + "\n")
+    with pytest.raises(ValueError, match=f"^{path}:4: a decision line with {message}".replace("[", r"\[").replace("{", r"\{")):
+        read_decisions(path)
+
+
+def test_lines_that_are_not_objects_are_skipped(tmp_path: Path) -> None:
+    from agent.evaluation.aivat_log import read_decisions
+
+    path = tmp_path / "bots.jsonl"
+    path.write_text('5\n"text"\n[1]\nnull\n' + json.dumps(_DECISION) + "\n")
+    decisions, dropped = read_decisions(path)
+    assert list(decisions) == [(3, "AhKd", "")] and dropped == 0
+
+
+def test_a_decisions_file_given_but_missing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Left out silently before: the estimate ran without the action corrections asked for."""
+    missing = tmp_path / "nope.jsonl"
+    assert main(["eval", "aivat-log", str(tmp_path), "--decisions", str(missing)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"deepstack eval aivat-log: error: --decisions {missing}: no such file"
+    ]
