@@ -121,6 +121,21 @@ def test_dumps_writes_null_for_non_finite_numbers() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "--board", "QsJh2h8d3c", "--iterations", "-3"],
+        ["solve", "--board", "QsJh2h8d3c", "--iterations", "0"],
+        ["solve", "--board", "QsJh2h8d3c", "--target", "-1"],
+        ["solve", "--board", "QsJh2h8d3c", "--target", "nan"],
+        ["prepare", "leduc", "--first-round", "-1"],
+    ],
+)
+def test_solve_and_prepare_refuse_negative_counts_and_targets(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``solve --iterations -3`` ran and printed 'after -3 iterations'; a negative target was taken."""
+    assert f"argument {argv[-2]}:" in _refused(argv, capsys)
+
+
 def test_arg_types_take_what_is_valid() -> None:
     from agent.cli.common import finite_float, positive_int, pot_fractions, seed
 

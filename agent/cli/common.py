@@ -147,6 +147,14 @@ def dumps(value: Any, **kwargs: Any) -> str:
     return json.dumps(finite_json(value), allow_nan=False, **kwargs)
 
 
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0 (a target exploitability: 0 means none)."""
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 0")
+    return value
+
+
 def fraction(text: str) -> float:
     """A number in [0, 1] (a threshold on probabilities)."""
     value = finite_float(text)

@@ -13,7 +13,7 @@ from agent.bots.config import ConfigError, load_config
 from agent.bots.deepstack import DeepStackBot
 from agent.bots.settings import section_key
 from agent.bots.start_cache import is_shipped, save_start_cache, start_key
-from agent.cli.common import GAME_HELP, HelpFormatter, example
+from agent.cli.common import GAME_HELP, HelpFormatter, count, example
 from agent.nets.manifest import ModelError, register_model
 from protocol.gamedef import GameDefError, load_game
 
@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--solve", action="store_true", help="solve the first states even if the cache holds them")
     p.add_argument(
         "--first-round",
-        type=int,
+        type=count,
         default=0,
         metavar="N",
         help="also re-solve up to N first-round decisions on the abstraction's own lines, per deck convention "

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import yaml
 
-from agent.cli.common import HelpFormatter, count, example, positive_int, pot_fractions
+from agent.cli.common import HelpFormatter, count, example, non_negative_float, positive_int, pot_fractions
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
@@ -71,7 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ip", default="random", help="in-position range (range notation or 'random')")
     p.add_argument("--bets", type=pot_fractions, default="1", help="bet sizes as pot fractions, comma separated (default 1)")
     p.add_argument("--raises", type=pot_fractions, default="0.5", help="raise sizes as pot fractions (default 0.5)")
-    p.add_argument("--max-bets", type=int, default=4, help="bets/raises per round (default 4)")
+    p.add_argument("--max-bets", type=count, default=4, help="bets/raises per round (default 4)")
     p.add_argument(
         "--line",
         default="",
@@ -80,10 +80,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(default: none, the round's first decision)",
     )
     p.add_argument("--no-allin", action="store_true", help="leave all-in out of the bet sizes")
-    p.add_argument("--iterations", type=int, default=1000, help="maximum CFR iterations (default 1000)")
+    p.add_argument("--iterations", type=positive_int, default=1000, help="maximum CFR iterations (default 1000)")
     p.add_argument(
         "--target",
-        type=float,
+        type=non_negative_float,
         default=None,
         help="stop at this exploitability, in %% of the pot (default 0.3; 0: run exactly --iterations)",
     )
