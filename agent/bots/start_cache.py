@@ -122,7 +122,13 @@ def save_start_cache(path: Path, key: str, seats: dict, allow_shipped: bool = Fa
     if is_shipped(path) and not allow_shipped:
         raise StartCacheError(f"{path}: a shipped start cache is written by 'deepstack prepare' only")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():  # the rename would fail after the whole file was written, next to it
+        raise StartCacheError(f"{path}: is a folder; give the start cache's file name")
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        pickle.dump({"key": key, "seats": seats}, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump({"key": key, "seats": seats}, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except BaseException:  # no half-written or orphaned temporary file left behind
+        tmp.unlink(missing_ok=True)
+        raise

@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else (Path(section.start_cache) if section.start_cache else None)
         if out is None:
             raise ValueError(f"bot.{key}.start_cache is null: give --out")
+        if out.is_dir():  # refused before the first states are solved, not after
+            where = "--out" if args.out else f"bot.{key}.start_cache"
+            raise ValueError(f"{where} {out}: is a folder; give the start cache's file name")
         if args.solve:  # a cache in the way would be used: build without one
             config = replace(config, bot=replace(config.bot, **{key: replace(section, start_cache=None)}))
         start = time.monotonic()

@@ -120,3 +120,23 @@ def test_play_connects_before_it_builds_the_bot(tmp_path: Path) -> None:
 def test_shipped_leduc_caches_hold_every_first_round_decision_on_the_tree(game_name: str) -> None:
     bot = DeepStackBot(load_game(game_name), load_config())
     assert bot.prepare_first_round(256) == 0  # nothing left to solve: all of them came from the file
+
+
+def test_a_folder_as_the_cache_path_is_refused_and_no_temporary_file_is_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`prepare --out DIR` failed after the solve with 'Is a directory' (exit 1), leaving DIR.tmp."""
+    from agent.bots.start_cache import StartCacheError, save_start_cache
+    from agent.cli.main import main
+
+    folder = tmp_path / "caches"
+    folder.mkdir()
+    assert main(["prepare", "leduc", "--out", str(folder)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"deepstack prepare: error: --out {folder}: is a folder; give the start cache's file name"
+    ]
+    with pytest.raises(StartCacheError, match="is a folder"):
+        save_start_cache(folder, "key", {})
+    with pytest.raises((pickle.PicklingError, AttributeError)):  # a lambda cannot be pickled: fails half-way
+        save_start_cache(tmp_path / "c.pkl", "key", {"seat": lambda: None})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["caches"]
