@@ -55,16 +55,26 @@ from protocol.gamedef import load_game
 DEEPSTACK_CORE_S_PER_TURN_SITUATION = 550.0
 
 
-def _row(bench: str, value: float, unit: str, device: str, **context: Any) -> dict[str, Any]:
+def _row(bench: str, value: float | None, unit: str, device: str, **context: Any) -> dict[str, Any]:
     return {
         "bench": bench,
-        "value": float(f"{value:.6g}"),
+        "value": None if value is None else float(f"{value:.6g}"),
         "unit": unit,
         "impl": "ours",
         "device": device,
         "threads": torch.get_num_threads(),
         **context,
     }
+
+
+def _measured_rate(fields: dict[str, Any]) -> float | None:
+    """The row's rate, popped from ``fields``; None, with a ``reason``, when no situation was solved
+    (every draw all-in): a rate of 0 would read as a measurement."""
+    rate = fields.pop("rate")
+    if fields.get("situations"):
+        return rate
+    fields["reason"] = "no situation solved (every draw was all-in): nothing measured; draw more situations"
+    return None
 
 
 @contextmanager
@@ -317,7 +327,7 @@ def bench_turn(
         }
     return _row(
         "generate.river" if round_ == 3 else "generate.turn",
-        fields.pop("rate"),
+        _measured_rate(fields),
         "situations/s",
         dev.type,
         iterations=iterations,
@@ -383,7 +393,7 @@ def bench_flop(
         fields = _timed_draws(1, situations, solve)
     return _row(
         "generate.flop",
-        fields.pop("rate"),
+        _measured_rate(fields),
         "situations/s",
         "cpu",
         iterations=iterations,

@@ -199,6 +199,8 @@ def compare(
         "devices": f"{a}-{b}",
         "impl": "ours",
         "unit": "probability",
+        "device": b,  # the device checked against the first (the CPU's reference solve)
+        "threads": torch.get_num_threads(),
         **case.notes,
     }
     if "cuda" in devices and not torch.cuda.is_available():
@@ -242,7 +244,6 @@ def compare(
         f"seconds_{b}": round(secs[1], 4),
         "hands": int(len(sols[0].hands)),
         "rows": int(sols[0].lookahead.num_rows),
-        "threads": torch.get_num_threads(),
         "gpu": torch.cuda.get_device_name(0) if "cuda" in devices else None,
     }
 
@@ -285,6 +286,8 @@ def main(argv: list[str]) -> int:
                         "impl": "ours",
                         "value": None,
                         "unit": "probability",
+                        "device": "cuda",
+                        "threads": torch.get_num_threads(),
                         "skipped": "no CUDA device: nothing to compare",
                     }
                 ),

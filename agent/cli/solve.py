@@ -287,6 +287,8 @@ def bench_spots(path: Path, names: list[str], device: str) -> list[dict[str, Any
                         "unit": "s",
                         "impl": ref["tool"],
                         "exploitability_pct": ref["exploitability_pct"],
+                        "device": "cpu",  # the recorded run's context, as the source below says
+                        "threads": 2,
                         # a time from another machine: shown beside ours, never divided into a ratio
                         "recorded": True,
                         "source": f"recorded in {path.name} on the project's 2-core build machine (2 threads), not run here",

@@ -64,6 +64,7 @@ def test_parity_harness_repeats_a_solve_exactly_on_the_cpu(capsys: pytest.Captur
         assert row["max_strategy_diff"] == 0 and row["max_value_diff_pot"] == 0
         assert row["iterations"] == 10 and row["hands"] > 0
         assert row.get("net_max_diff", 0.0) == 0.0
+        assert row["device"] == "cpu" and row["threads"] >= 1
     # the rounding move is the largest over the draws: never below the first draw's alone
     case = make_case("leduc-resolve", 40)
     one, three = (compare(case, "float32", devices=("cpu", "cpu"), rounding_draws=n) for n in (1, 3))
@@ -75,6 +76,7 @@ def test_parity_harness_repeats_a_solve_exactly_on_the_cpu(capsys: pytest.Captur
         rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         assert [r["bench"] for r in rows] == [f"parity.{c}" for c in CASES]
         assert all(r["skipped"].startswith("no CUDA device") for r in rows)
+        assert all(r["device"] == "cuda" and r["threads"] >= 1 for r in rows)
 
 
 @needs_cuda

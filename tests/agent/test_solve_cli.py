@@ -98,7 +98,7 @@ def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]
     rows = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
     assert {r["impl"] for r in rows} >= {"ours", "postflop-solver (Rust, DCFR)"}
     for r in rows:
-        assert {"bench", "value", "unit", "impl"} <= set(r)
+        assert {"bench", "value", "unit", "impl", "device", "threads"} <= set(r), r  # the recorded peers too
     ours = [r for r in rows if r["impl"] == "ours" and r["bench"] == "solver.spot"][0]
     assert ours["spot"] == "river" and ours["reached_target"]
     assert ours["exploitability_pct"] <= 0.3 and ours["device"] == pick_device("auto").type  # CUDA where present

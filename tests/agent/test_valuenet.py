@@ -1232,3 +1232,15 @@ def test_network_precision_bfloat16_answers_float32_close_to_float32() -> None:
     assert resolve_precision("auto", "cpu") in ("float32", "bfloat16")
     with pytest.raises(ValueError, match="not one of auto, float32, bfloat16"):
         NetOnDevices(net, "half")
+
+
+def test_bench_generate_row_without_a_solved_situation_has_no_value(capsys: pytest.CaptureFixture[str]) -> None:
+    """One turn draw, all-in: nothing was measured, so the value is null with a reason, not a rate of 0."""
+    from agent.cli.bench_generate import _measured_rate
+    from agent.cli.main import main
+
+    assert _measured_rate({"rate": 2.5, "situations": 3}) == 2.5
+    assert main(["bench", "generate", "--street", "turn", "--turn-situations", "1", "--turn-iterations", "5"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["bench"] == "generate.turn" and row["situations"] == 0 and row["allin_draws"] == 1
+    assert row["value"] is None and "nothing measured" in row["reason"]
