@@ -299,40 +299,36 @@ def test_play_refuses_a_bad_seed_before_it_takes_a_seat(
     argv: list[str], config: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A dealer listens, but the seat is not taken: a bad seed is a bad argument or config (exit 2)."""
+    cfg = tmp_path / "seed.yaml"
+    cfg.write_text("client: {read_timeout_s: 1}\n" + config)  # a seat taken by mistake ends, not hangs
+    _play_exits_2_without_taking_the_seat(cfg, argv)
+    assert capsys.readouterr().err.strip().splitlines() == [f"deepstack play: error: {message.format(cfg=cfg)}"]
+
+
+def _play_exits_2_without_taking_the_seat(cfg: Path, argv: list[str]) -> None:
+    """``deepstack play`` against a listening socket exits 2 and never connects to it."""
     import socket
 
     from agent.cli.main import main
 
-    cfg = tmp_path / "seed.yaml"
-    cfg.write_text("client: {read_timeout_s: 1}\n" + config)  # a seat taken by mistake ends, not hangs
     with socket.create_server(("127.0.0.1", 0)) as dealer:
         port = str(dealer.getsockname()[1])
         assert main(["play", "--bot", "call", "--port", port, "--config", str(cfg)] + argv) == 2
         dealer.setblocking(False)
         with pytest.raises(BlockingIOError):  # nobody connected
             dealer.accept()
-    assert capsys.readouterr().err.strip().splitlines() == [f"deepstack play: error: {message.format(cfg=cfg)}"]
 
 
 @pytest.mark.parametrize("given", ["--log-json", "logging.json_path"])
 def test_play_names_a_log_file_it_cannot_open_with_exit_2(given: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A log path under a file: a bad argument or config (exit 2, the option or key and the path),
     not exit 1 (no dealer) with the bare OSError, and the seat is not taken."""
-    import socket
-
-    from agent.cli.main import main
-
     (tmp_path / "a-file").write_text("kept")
     log = tmp_path / "a-file" / "bot.jsonl"
     cfg = tmp_path / "log.yaml"
     cfg.write_text("client: {read_timeout_s: 1}\n" + (f"logging: {{json_path: {log}}}\n" if given != "--log-json" else ""))
     argv = ["--log-json", str(log)] if given == "--log-json" else []
-    with socket.create_server(("127.0.0.1", 0)) as dealer:
-        port = str(dealer.getsockname()[1])
-        assert main(["play", "--bot", "call", "--port", port, "--config", str(cfg)] + argv) == 2
-        dealer.setblocking(False)
-        with pytest.raises(BlockingIOError):  # nobody connected
-            dealer.accept()
+    _play_exits_2_without_taking_the_seat(cfg, argv)
     err = capsys.readouterr().err.strip().splitlines()
     named = "--log-json" if given == "--log-json" else f"{cfg}: logging.json_path"
     assert len(err) == 1 and err[0].startswith(f"deepstack play: error: {named}: {log}: cannot open the log file: ")
