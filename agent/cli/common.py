@@ -59,11 +59,16 @@ def port_or_zero(text: str) -> int:
     return _port(text, 0)
 
 
-def _port(text: str, low: int) -> int:
+def _whole(text: str) -> int | None:
+    """``text`` as a whole number, None where it is not one."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
-        value = None
+        return None
+
+
+def _port(text: str, low: int) -> int:
+    value = _whole(text)
     if value is None or not low <= value <= 65535:
         zero = " or 0 for any free port" if low == 0 else ""
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1..65535{zero})")
@@ -72,10 +77,7 @@ def _port(text: str, low: int) -> int:
 
 def seed(text: str) -> int:
     """A seed of the deals and the bots' choices: 0..MAX_SEED (numpy and the dealer take 32 bits)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
+    value = _whole(text)
     if value is None or not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{text!r} is not a seed (0..{MAX_SEED})")
     return value
@@ -92,10 +94,9 @@ def count(text: str) -> int:
 
 
 def _int_at_least(text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _whole(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
     if value < low:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least {low}")
     return value
