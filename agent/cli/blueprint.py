@@ -53,21 +53,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--sizing",
         type=pot_fractions,
-        default="1",
+        default=None,
         help="bet sizes as pot fractions, per round separated by '/', per depth by ';' (e.g. '0.5,1;1/1'); one "
-        "spec applies to every round; all-in is always added",
+        "spec applies to every round; all-in is always added; default: 1, or the resumed file's",
     )
     t.add_argument(
         "--max-raises",
         type=int,
         default=None,
         help="at most this many bets and raises per round in the tree, all-in past them (where an opponent's further "
-        "raise goes); default: as the game's rules allow",
+        "raise goes); default: as the game's rules allow, or the resumed file's",
     )
     t.add_argument(
         "--abstraction",
-        default="lossless",
-        help="card abstraction: lossless (small games), holdem (the shipped tables) or holdem:PATH",
+        default=None,
+        help="card abstraction: lossless (small games), holdem (the shipped tables) or holdem:PATH; default: "
+        "lossless, or the resumed file's",
     )
     t.add_argument("--seed", type=int, default=0, help="seed of the deals and samples")
     t.add_argument("--save-every", type=int, default=5_000_000, help="iterations between saves")
@@ -163,14 +164,15 @@ def _train(args: argparse.Namespace) -> int:
     if args.iterations < 0 or args.save_every < 1 or args.clusters < 1 or args.workers < 0 or args.batch < 1:
         raise ValueError("iterations and --workers must be >= 0; --save-every, --clusters and --batch >= 1")
     out = Path(args.out)
-    sizing = _sizing(args.sizing, game.num_rounds, args.max_raises)
     if out.exists():
         bp = Blueprint.open(out, game)
-        if bp.tree.sizing != sizing or bp.abstraction.name != args.abstraction:
-            raise ValueError(f"{out} was trained with other bet sizes or another abstraction; use another --out")
+        _keep_recorded(args, bp, out)
         print(f"resuming {out} at {bp.iterations:,} iterations", file=sys.stderr)
         earlier = _earlier_command(out, bp.iterations)
     else:
+        args.sizing = args.sizing if args.sizing is not None else "1"
+        args.abstraction = args.abstraction if args.abstraction is not None else "lossless"
+        sizing = _sizing(args.sizing, game.num_rounds, args.max_raises)
         make_abstraction(args.abstraction, game)  # a bad name fails before the tree is built
         bp = Blueprint.create(game, sizing, args.abstraction)
         earlier = ""
@@ -209,6 +211,40 @@ def _train(args: argparse.Namespace) -> int:
         dumps({"file": str(out), "iterations": bp.iterations, "seconds": round(bp.seconds, 1), "iterations_per_s": round(rate)})
     )
     return 0
+
+
+def _keep_recorded(args: argparse.Namespace, bp: Blueprint, out: Path) -> None:
+    """Fill the options left out from the resumed file; refuse, naming both values, any that differ
+    (its tree's slots belong to those sizes and that abstraction)."""
+    recorded = bp.tree.sizing
+    recorded_text, recorded_cap = sizing_text(recorded), recorded[0].max_raises
+    if args.sizing is not None or args.max_raises is not None:
+        spec = args.sizing if args.sizing is not None else recorded_text
+        cap = args.max_raises if args.max_raises is not None else recorded_cap
+        if _sizing(spec, bp.tree.game.num_rounds, cap) != recorded:
+            asked = f"--sizing {spec}" + (f" --max-raises {cap}" if cap is not None else "")
+            raise ValueError(
+                f"{out} was trained with --sizing {recorded_text}"
+                + (f" --max-raises {recorded_cap}" if recorded_cap is not None else "")
+                + f", not {asked}; leave them out to resume it, or use another --out"
+            )
+    if args.abstraction is not None and args.abstraction != bp.abstraction.name:
+        raise ValueError(
+            f"{out} was trained with --abstraction {bp.abstraction.name}, not {args.abstraction}; leave it out to "
+            "resume it, or use another --out"
+        )
+    args.sizing, args.max_raises, args.abstraction = recorded_text, recorded_cap, bp.abstraction.name
+
+
+def sizing_text(sizing: tuple[BetSizing, ...]) -> str:
+    """The ``--sizing`` text of a tree's per-round sizes (one spec when every round has the same)."""
+
+    def number(x: float) -> str:
+        text = repr(float(x))
+        return text[:-2] if text.endswith(".0") else text
+
+    rounds = [";".join(",".join(number(x) for x in depth) for depth in s.bets) for s in sizing]
+    return rounds[0] if len(set(rounds)) == 1 else "/".join(rounds)
 
 
 def _earlier_command(out: Path, iterations: int) -> str:

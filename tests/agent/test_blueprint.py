@@ -209,7 +209,12 @@ def test_blueprint_commands_train_resume_evaluate_and_refuse_bad_input(tmp_path,
     result = json.loads(capsys.readouterr().out)
     assert result["iterations"] == 150_000 and 0 < result["exploitability_mbb_g"] < 200
     bad = [
-        (["blueprint", "train", "leduc-limit", "10", "--out", str(out), "--sizing", "0.5"], "other bet sizes"),
+        (["blueprint", "train", "leduc-limit", "10", "--out", str(out), "--sizing", "0.5"], "--sizing 1, not --sizing 0.5;"),
+        (["blueprint", "train", "leduc-limit", "10", "--out", str(out), "--max-raises", "1"], "not --sizing 1 --max-raises 1"),
+        (
+            ["blueprint", "train", "leduc-limit", "10", "--out", str(out), "--abstraction", "holdem"],
+            "--abstraction lossless, not",
+        ),
         (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "b.npz"), "--sizing", "1/1/1"], "3 rounds given"),
         (["blueprint", "train", "leduc", "10", "--out", str(tmp_path / "c.npz"), "--abstraction", "kmeans"], "unknown card"),
         (["blueprint", "eval", str(tmp_path / "missing.npz")], "no such blueprint file"),
@@ -224,6 +229,27 @@ def test_blueprint_commands_train_resume_evaluate_and_refuse_bad_input(tmp_path,
     for argv, message in bad:
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
+
+
+def test_blueprint_resume_keeps_the_recorded_sizes_when_left_out(tmp_path, capsys) -> None:
+    """A file trained with its own sizes resumes without repeating them, and the manifest-style command
+    of the run names them; options that are given must match."""
+    from agent.blueprint.mccfr import Blueprint
+    from agent.cli.blueprint import sizing_text
+    from agent.cli.main import main
+
+    out = tmp_path / "bp.npz"
+    first = ["blueprint", "train", "leduc", "2000", "--out", str(out), "--sizing", "0.5,1;1/2", "--max-raises", "2"]
+    assert main(first) == 0
+    assert main(["blueprint", "train", "leduc", "1000", "--out", str(out)]) == 0
+    assert main(["blueprint", "train", "leduc", "1000", "--out", str(out), "--sizing", "0.5,1;1/2"]) == 0
+    capsys.readouterr()
+    bp = Blueprint.open(out)
+    assert bp.iterations == 4000
+    assert sizing_text(bp.tree.sizing) == "0.5,1;1/2" and bp.tree.sizing[0].max_raises == 2
+    assert main(["blueprint", "train", "leduc", "10", "--out", str(out), "--sizing", "0.5,1;1/1"]) == 2
+    err = capsys.readouterr().err
+    assert "trained with --sizing 0.5,1;1/2 --max-raises 2, not --sizing 0.5,1;1/1 --max-raises 2" in err
 
 
 # ---------------------------------------------------------------- public clusters and the distributed scheme
