@@ -55,6 +55,16 @@ def test_buckets_refuses_counts_below_1_and_writes_nothing(
     assert not (tmp_path / "out").exists()
 
 
+def test_buckets_preflop_shows_progress_and_writes_the_matrix_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The counterpart of the refusals: small valid counts write the matrix (and its manifest entry)
+    with a progress bar and no half-written file beside it."""
+    out = tmp_path / "out"
+    assert main(["buckets", "--street", "preflop", "--preflop-boards", "3", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "pre-flop matrix" in captured.err and "3/3" in captured.err
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "preflop-checkdown.npz"]
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from agent.blueprint.public import board_distances, cluster_public, transition_table, within_cluster_distance
 from agent.nets.buckets import BucketTable, RiverStrength, kmeans_l1, preflop_classes
+from agent.solver.npz_files import save_npz
 from native.cards import holdem_hand_cards
 from native.equity import river_equity_deals
 from native.evaluator import evaluate
@@ -119,17 +120,14 @@ class HoldemTables:
         return int(self.flop_cluster.max()) + 1
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez_compressed(
-                f,
-                format=np.array(FORMAT),
-                flop_cluster=self.flop_cluster,
-                flop_private=self.flop_private,
-                turn_private=self.turn_private,
-                private=np.array(self.private),
-            )
-        tmp.replace(path)
+        save_npz(
+            path,
+            format=np.array(FORMAT),
+            flop_cluster=self.flop_cluster,
+            flop_private=self.flop_private,
+            turn_private=self.turn_private,
+            private=np.array(self.private),
+        )
 
     @classmethod
     def load(cls, path: Path) -> HoldemTables:

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from agent.blueprint.abstraction import Abstraction, make_abstraction
 from agent.blueprint.tree import BlueprintTree
+from agent.solver.npz_files import save_npz
 from agent.solver.tree import BetSizing
 from native import mccfr
 from protocol.gamedef import Game, GameDefError, parse_game
@@ -106,10 +107,7 @@ class Blueprint:
             "iterations": self.iterations,
             "seconds": round(self.seconds, 3),
         }
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez_compressed(f, meta=np.array(json.dumps(meta)), regrets=self.regrets, strategy_sum=self.strategy_sum)
-        tmp.replace(path)
+        save_npz(path, meta=np.array(json.dumps(meta)), regrets=self.regrets, strategy_sum=self.strategy_sum)
 
     @classmethod
     def open(cls, path: str | Path, game: Game | None = None) -> Blueprint:

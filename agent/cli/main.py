@@ -790,7 +790,7 @@ def _write_buckets(args: argparse.Namespace, out: Path, command: str) -> None:
         )
     if args.street in ("preflop", "all"):
         start = time.perf_counter()
-        matrix = preflop_matrix(args.preflop_boards, seed=args.seed)
+        matrix = preflop_matrix(args.preflop_boards, seed=args.seed, progress=True)
         path = out / "preflop-checkdown.npz"
         save_preflop(matrix, path, args.preflop_boards)
         register_model(

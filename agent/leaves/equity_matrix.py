@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import torch
 from native._native import ffi, lib
+from tqdm import tqdm
 
+from agent.solver.npz_files import save_npz
 from native.cards import hands_blocked_by, holdem_hand_cards
 from native.showdown import BoardTable
 
@@ -30,11 +32,11 @@ def _pair_compat() -> np.ndarray:
     return (inc @ inc.T) == 0
 
 
-def _accumulate(boards: list[tuple[int, ...]]) -> tuple[torch.Tensor, torch.Tensor]:
+def _accumulate(boards: list[tuple[int, ...]], progress: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Sum of sign matrices and number of boards on which each pair is possible."""
     total = torch.zeros(1326, 1326)
     count = torch.zeros(1326, 1326)
-    for board in boards:
+    for board in tqdm(boards, desc="pre-flop matrix", unit=" boards", disable=not progress):
         s = torch.as_tensor(BoardTable(board).strength.astype(np.float32))
         valid = (s >= 0).float()
         total += torch.sign(s[:, None] - s[None, :]) * valid[:, None] * valid[None, :]
@@ -68,11 +70,11 @@ def _blocked_by(board: tuple[int, ...]) -> np.ndarray:
     return np.asarray(hands_blocked_by(board), dtype=bool)
 
 
-def preflop_matrix(boards: int, seed: int = 0) -> torch.Tensor:
+def preflop_matrix(boards: int, seed: int = 0, progress: bool = False) -> torch.Tensor:
     """Monte-Carlo estimate of the pre-flop check-down matrix from ``boards`` random boards."""
     rng = np.random.default_rng(seed)
     sample = [tuple(int(c) for c in rng.choice(52, 5, replace=False)) for _ in range(boards)]
-    total, count = _accumulate(sample)
+    total, count = _accumulate(sample, progress)
     compat = torch.as_tensor(_pair_compat())
     return torch.where(count > 0, total / count.clamp(min=1), torch.zeros(())) * compat
 
@@ -111,5 +113,4 @@ class CheckdownMatrices:
 
 
 def save_preflop(matrix: torch.Tensor, path: Path, boards: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, matrix=matrix.numpy().astype(np.float16), boards=np.array(boards))
+    save_npz(path, matrix=matrix.numpy().astype(np.float16), boards=np.array(boards))

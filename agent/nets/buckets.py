@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from agent.nets.manifest import ModelError
+from agent.solver.npz_files import save_npz
 from agent.solver.ranges import hand_class_cell
 from native.cards import NUM_HOLDEM_HANDS
 from native.equity import equity_histograms
@@ -108,8 +109,7 @@ class BucketTable:
         return ids
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, street=np.array(self.street), centroids=self.centroids.astype(np.float32))
+        save_npz(path, street=np.array(self.street), centroids=self.centroids.astype(np.float32))
 
     @classmethod
     def load(cls, path: Path) -> BucketTable:

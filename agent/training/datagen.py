@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 import zipfile
@@ -36,6 +35,7 @@ from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.cfr import LeafValueFn, Variant, exploitability
 from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
 from agent.solver.handspace import HandSpace
+from agent.solver.npz_files import save_npz
 from agent.solver.resolve import SolverConfig, pick_device, solve_ranges
 from agent.solver.tree import FCPA, build_tree
 from agent.training import harvest
@@ -634,9 +634,7 @@ def _start_harvest(folder: Path, meta: dict) -> None:
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     """Written under a hidden name, then renamed: a run killed mid-write leaves no shard."""
-    tmp = path.with_name(f".{path.name}")  # ends in .npz, so savez keeps the name as it is
-    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
-    os.replace(tmp, path)
+    save_npz(path, compressed=False, meta=np.array(json.dumps(meta)), **arrays)
 
 
 #: spec fields a resumed run may change: how many situations (shards are a function of the seed

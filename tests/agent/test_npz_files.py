@@ -1,0 +1,35 @@
+"""Files written whole or not at all: a write that fails leaves the previous file and no debris."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.nets.buckets import BucketTable
+from agent.solver.npz_files import save_npz
+
+
+def test_a_failed_write_keeps_the_previous_file(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "sub" / "table.npz"
+    save_npz(path, x=np.arange(3))
+    assert np.load(path)["x"].tolist() == [0, 1, 2]
+
+    def half_written(f, **arrays):
+        f.write(b"PK\x03\x04 truncated")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        save_npz(path, x=np.arange(5))
+    assert np.load(path)["x"].tolist() == [0, 1, 2]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["table.npz"]
+
+
+def test_uncompressed_and_the_bucket_table_round_trip(tmp_path) -> None:
+    save_npz(tmp_path / "raw.npz", compressed=False, y=np.ones(2))
+    assert np.load(tmp_path / "raw.npz")["y"].tolist() == [1.0, 1.0]
+    table = BucketTable("turn", np.random.default_rng(0).random((4, 10)).astype(np.float32))
+    table.save(tmp_path / "t.npz")
+    again = BucketTable.load(tmp_path / "t.npz")
+    assert again.street == "turn" and np.array_equal(again.centroids, table.centroids)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["raw.npz", "t.npz"]
