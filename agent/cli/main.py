@@ -565,10 +565,7 @@ def _add_ensemble(sub: argparse._SubParsersAction) -> None:
         description="One network whose output is the mean of its members' (each checked against its manifest; they "
         "must share inputs and outputs). It is recorded in the manifest with every member's provenance, and loads "
         "wherever a value network does (e.g. bot.leduc.value_net).",
-        epilog=example(
-            "deepstack ensemble --out models/leduc/leduc-limit-ens.pt --name leduc-limit-ens "
-            "models/leduc/leduc-limit.pt models/leduc/leduc-limit-s1.pt"
-        ),
+        epilog=example("deepstack ensemble --out my-ens.pt --name my-ens models/leduc/leduc-limit.pt runs/s1/leduc-limit-s1.pt"),
         formatter_class=HelpFormatter,
     )
     p.add_argument("members", nargs="+", metavar="NET", help="the networks to average (.pt files listed in a manifest)")
