@@ -133,7 +133,8 @@ class WarmStartConfig:
     #: probability the opponent must enter the re-solve with the estimated range (0 = off)
     #: 0.5 by measured exploitability (LBR on the same deals; docs/results.md, "Warm-start weight")
     weight: float = 0.5
-    #: "aggressive": forced entry when no bet is faced (a bet faced always uses "conservative");
+    #: "aggressive": forced entry when the re-solve's root faces no bet (one that starts facing a
+    #: bet always uses "conservative"; a re-solve from the round's start faces none);
     #: "conservative": the gadget deals (1 - weight) uniform + weight estimate (keeps the guarantee)
     mode: Literal["conservative", "aggressive"] = "aggressive"
     #: when the opponent acted first in a round (after the pre-flop): "round_start" re-solves

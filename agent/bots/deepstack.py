@@ -192,8 +192,11 @@ class DeepStackBot(BaseBot):
         try:
             if self._degraded:
                 raise RuntimeError("the re-solving state of this hand was lost earlier")
-            if self._starved or not self.timing.affordable(view.state.round):
-                return self._out_of_time(view, start, reason="earlier_in_hand" if self._starved else "bank")
+            if self._starved:
+                return self._out_of_time(view, start, reason="earlier_in_hand")
+            # an answer solved earlier costs nothing: only a re-solve must fit in the bank
+            if seat.resolver.precomputed(view.state) is None and not self.timing.affordable(view.state.round):
+                return self._out_of_time(view, start, reason="bank")
             deadline = self.timing.deadline(view.state.round, start)
             decision = seat.resolver.decide(view.state, deadline)
             if not decision.cached:

@@ -80,8 +80,9 @@ class ResolveSettings:
 
     streets: tuple[StreetSettings, ...]
     #: opponent-range warm start at our first action of a round (0 = off); "aggressive" when
-    #: no bet is faced (the opponent must follow with the estimate with this probability),
-    #: "conservative" when a bet is faced or in that mode (the gadget deals the estimate mixed in)
+    #: the re-solve's root faces no bet (the opponent must follow with the estimate with this
+    #: probability; a re-solve from the round's start included), "conservative" when it starts
+    #: facing a bet or in that mode (the gadget deals the estimate mixed in)
     warm_start_weight: float = 0.0
     warm_start_mode: Literal["conservative", "aggressive"] = "aggressive"
     #: when the opponent acted first in a round after the first one (and the warm start is
@@ -417,20 +418,18 @@ class ContinualResolver:
         ``deadline`` (``time.monotonic()`` seconds) stops the solver early with the best
         average strategy so far."""
         mem = self._memory()
-        if state.current_player != mem.position:
-            raise ContinualError(f"decide() called when position {state.current_player} is to act, we are {mem.position}")
-        self._catch_up_opponent(state)
-        self._catch_up_chance(state)
-        key = (mem.position, state.betting_string())
-        cacheable = self._cache is not None and len(state.board) == 0
-        hit = self._cached(key) if cacheable else None
+        hit = self.precomputed(state)
         if hit is not None:
             decision = hit
         else:
             decision = self._resolve(state, deadline)
             # a re-solve the clock cut short is played once, not kept for the rest of the match
-            if cacheable and decision.iterations >= self.settings.street(state.round).config.iterations:
-                assert self._cache is not None
+            if (
+                self._cache is not None
+                and not state.board
+                and decision.iterations >= self.settings.street(state.round).config.iterations
+            ):
+                key = (mem.position, state.betting_string())
                 self._cache[key] = decision
                 if len(self._cache) > self.settings.cache_size:
                     self._cache.popitem(last=False)
@@ -438,6 +437,22 @@ class ContinualResolver:
         mem.last_action = None
         mem.board_at_last = tuple(state.board)
         return decision
+
+    def precomputed(self, state: HandState) -> Decision | None:
+        """The decision at ``state`` (our turn) that needs no solving, else None: the first state's,
+        solved before the match, or a cached pre-flop one of the range we hold now. A bot short of
+        time still plays these; only a re-solve needs the clock. Brings the hand's bookkeeping up to
+        ``state`` (the opponent's actions and new cards), as :meth:`decide` does."""
+        mem = self._memory()
+        if state.current_player != mem.position:
+            raise ContinualError(f"decide() called when position {state.current_player} is to act, we are {mem.position}")
+        self._catch_up_opponent(state)
+        self._catch_up_chance(state)
+        if not state.num_actions and state.round == 0 and mem.position in self._root:
+            return replace(self._root[mem.position], cached=True)
+        if self._cache is None or state.board:
+            return None
+        return self._cached((mem.position, state.betting_string()))
 
     def _cached(self, key: tuple) -> Decision | None:
         """The cached decision at ``key`` if it was solved from the range we hold now, else None
@@ -457,8 +472,6 @@ class ContinualResolver:
 
     def _resolve(self, state: HandState, deadline: float | None) -> Decision:
         mem = self._memory()
-        if not state.num_actions and state.round == 0 and mem.position in self._root:
-            return replace(self._root[mem.position], cached=True)  # solved before the match
         st = self.settings.street(state.round)
         origin = self._round_start(state)
         if origin is None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import structlog
 
 from agent.cli.main import main
 from agent.evaluation.clock import clock_report
@@ -65,3 +66,37 @@ def test_eval_clock_reads_a_log_and_refuses_what_is_not_one(tmp_path: Path, caps
     assert report["preflop"]["cached"] == 1 and report["river"]["out_of_time"] == 1
     assert main(["eval", "clock", str(tmp_path / "missing.jsonl")]) == 2
     assert "no such decision log" in capsys.readouterr().err
+
+
+def test_a_short_bank_still_plays_the_answers_solved_before(tmp_path: Path) -> None:
+    """The bank judges re-solves only: once one pre-flop re-solve has been timed and the bank is
+    short (here a 30 s start-up charged to the first hand), the small blind's first action, solved
+    before the match, is still played from its strategy, not folded; a decision that needs a
+    re-solve is answered out of time."""
+    from agent.bots.config import load_config
+    from agent.bots.deepstack import DeepStackBot
+    from protocol.gamedef import load_game
+    from protocol.matchstate import parse_matchstate
+
+    config = tmp_path / "fast.yaml"
+    config.write_text(
+        "bot:\n  hunl:\n    preflop: {iterations: 4, leaves: checkdown}\n    flop: {iterations: 4, leaves: checkdown}\n"
+        "    turn: {iterations: 4, leaves: checkdown}\n    river: {iterations: 4, leaves: end}\n    start_cache: null\n"
+    )
+    game = load_game("hunl")
+    bot = DeepStackBot(game, load_config(config), seed=1)
+    bot.charge_startup(30.0)
+
+    def act(line: str) -> str:
+        view = parse_matchstate(line, game)
+        bot.observe(view)
+        return str(bot.act(view))
+
+    with structlog.testing.capture_logs() as events:
+        assert act("MATCHSTATE:0:0:r250:AsKs|") in ("c", "f")  # a re-solve with next to no time: out of time
+        for hand in range(1, 4):
+            assert act(f"MATCHSTATE:1:{hand}::|AsKs") != "f"  # the first state's answer, never a fold with AK
+        assert act("MATCHSTATE:0:4:r250:AsKs|") in ("c", "f")
+    assert [e["hand"] for e in events if e["event"] == "out_of_time" and e["reason"] == "bank"] == [4]
+    played = [e for e in events if e["event"] == "decision"]
+    assert [e["hand"] for e in played] == [1, 2, 3] and all(e["cached"] and e["betting"] == "" for e in played)
