@@ -9,6 +9,7 @@ averaged over the boards with the same chance weights as the lookahead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from math import comb
 
@@ -25,6 +26,13 @@ from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import LeafInfo, Lookahead
 
 
+def no_betting_left(spent: Sequence[int], stack: Sequence[int]) -> bool:
+    """Whether a leaf (a round's end, the bets matched) leaves no betting: someone is all-in.
+    With unequal stacks that is the short stack alone (the excess of a larger bet goes back);
+    such a leaf is a showdown over the runouts for the smaller amount, not a network's question."""
+    return any(s >= st for s, st in zip(spent, stack))
+
+
 class _LeafBatch:
     """Per lookahead: one network row per (leaf, next board); leaves where both players are
     all-in are valued exactly (a showdown over the runouts), not by the network."""
@@ -35,7 +43,7 @@ class _LeafBatch:
         space = adapter.space
         game = space.game
         k = game.num_hole_cards
-        allin = np.array([all(s >= st for s, st in zip(spent, game.stack)) for spent in leaves.spent], dtype=bool)
+        allin = np.array([no_betting_left(spent, game.stack) for spent in leaves.spent], dtype=bool)
         self.allin_leaves = torch.as_tensor(np.nonzero(allin)[0], device=la.device)
         self.exact = None
         if allin.any():
@@ -156,7 +164,7 @@ class HandNetLeafValues:
         valid = space.valid(board).astype(np.float64)
         masked = leaf.reach * valid
         mass = masked.sum(axis=1, keepdims=True)
-        if all(s >= st for s, st in zip(leaf.spent, space.game.stack)):
+        if no_betting_left(leaf.spent, space.game.stack):
             hands = np.nonzero(valid)[0]
             ev = CheckdownEvaluator(space, hands, [board], np.array([leaf.spent]), torch.device("cpu"), torch.float64)
             out = np.zeros((2, space.size))

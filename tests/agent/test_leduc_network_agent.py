@@ -137,3 +137,31 @@ def test_a_resolve_whose_leaves_are_all_all_in(leduc: Game) -> None:
     state = HandState.initial(leduc).apply(raise_to(1200))
     decision = resolver.decide(state)
     assert np.allclose(decision.strategy.sum(axis=0)[space.valid(())], 1.0)
+
+
+def test_with_unequal_stacks_a_leaf_with_the_short_stack_all_in_is_a_showdown(leduc: Game) -> None:
+    """Stacks 1200 / 600: once the short stack is all-in nobody can bet, so the leaf is valued
+    exactly for the 600 both risk, whatever the other put in (the excess goes back), never by the
+    network (which would see a pot of 1500 for a bet the short stack cannot call)."""
+    from agent.leaves.checkdown import CheckdownEvaluator
+    from protocol.gamedef import parse_game
+
+    text = leduc.to_text().replace("stack = 1200 1200", "stack = 1200 600")
+    assert text != leduc.to_text()
+    game = parse_game(text, name="leduc-uneven")
+    space = HandSpace(game)
+    net = leduc_settings(game, space, load_config(None).bot.leduc, "cpu").streets[0].leaf_values.net
+    leaf_values = HandNetLeafValues(net, space, canonical=True)
+    board = (space.deck[0],)
+    rng = np.random.default_rng(0)
+    reach = rng.random((2, space.size)) * space.valid(board)
+    values = {
+        spent: leaf_values.chance_values(LeafSnapshot(reach=reach, spent=spent, board=(), next_round=1), board)
+        for spent in ((900, 600), (600, 600), (400, 400))
+    }
+    np.testing.assert_allclose(values[(900, 600)], values[(600, 600)])
+    hands = np.nonzero(space.valid(board))[0]
+    exact = CheckdownEvaluator(space, hands, [board], np.array([(600, 600)]), torch.device("cpu"), torch.float64)
+    expected = exact(torch.as_tensor(reach[:, hands]).unsqueeze(1))[:, 0].numpy()
+    np.testing.assert_allclose(values[(600, 600)][:, hands], expected)
+    assert not np.allclose(values[(400, 400)][:, hands], expected * 400 / 600)  # below all-in: the network
