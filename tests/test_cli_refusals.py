@@ -121,6 +121,9 @@ def test_aivat_json_of_two_hands_is_valid_json(capsys: pytest.CaptureFixture[str
     assert main(["eval", "aivat", "--game", "leduc", "--hands", "2", "--bot", "random", "--opponent", "call", "--json"]) == 0
     out = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON output"))
     assert out["duplicate"]["ci95"] is None and out["duplicate"]["n"] == 1
+    assert main(["eval", "aivat", "--game", "leduc", "--hands", "4", "--bot", "random", "--opponent", "call"]) == 0
+    text = capsys.readouterr().out
+    assert "duplicate:" in text and "the duplicate rows, one sample per pair, are the ones that account for it" in text
 
 
 def test_dumps_writes_null_for_non_finite_numbers() -> None:
@@ -153,3 +156,18 @@ def test_arg_types_take_what_is_valid() -> None:
     assert positive_int("1") == 1
     assert finite_float("2.5") == 2.5
     assert pot_fractions("0.5,1;1/1") == "0.5,1;1/1" and pot_fractions("") == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "aivat", "--game", "leduc", "--bot", "equilibrium", "--opponent", "random", "--hands", "40"],
+        ["eval", "lbr", "--game", "leduc", "--bot", "equilibrium", "--setting", "56/56", "--hands", "4"],
+    ],
+)
+def test_the_equilibrium_bot_facing_a_size_off_its_tree_is_named_not_a_traceback(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The exact Leduc equilibrium knows fold, call, pot and all-in only; a random opponent's or
+    an LBR setting's other sizes end the run with one line saying so (it was a KeyError)."""
+    assert "is outside it" in _refused(argv, capsys)

@@ -25,7 +25,7 @@ from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summar
 from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
 from agent.evaluation.match import decision_think_times
 from agent.evaluation.plots import strategy_grids_png, think_times_png, winnings_png
-from agent.evaluation.policies import ProviderFactory
+from agent.evaluation.policies import OutsideSolvedTree, ProviderFactory
 from agent.evaluation.stats import estimate
 from agent.nets.manifest import ModelError
 from agent.resolving.continual import ContinualResolver
@@ -509,9 +509,20 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     bar = tqdm(total=args.hands, desc=f"{args.bot} vs {args.opponent}", unit="hand", disable=args.json)
-    result = run_aivat(
-        game, ours, opponent, ProfileValue(ours.space, [reference, reference]), args.hands, seed=args.seed, progress=bar.update
-    )
+    try:
+        result = run_aivat(
+            game,
+            ours,
+            opponent,
+            ProfileValue(ours.space, [reference, reference]),
+            args.hands,
+            seed=args.seed,
+            progress=bar.update,
+        )
+    except OutsideSolvedTree as exc:  # the equilibrium bot facing a size it was not solved for
+        bar.close()
+        print(f"deepstack eval aivat: error: {exc}", file=sys.stderr)
+        return 2
     bar.close()
     scale = 1000.0 / game.big_blind
     out = {
@@ -539,6 +550,11 @@ def _print_estimates(result: dict, scale: float) -> None:
     for name, est in result.items():
         print(
             f"{name:>15}: {est.mean * scale:+.1f} ± {est.ci95 * scale:.1f} mbb/g (95% CI; std {est.std * scale:.1f}, n={est.n})"
+        )
+    if any(name.endswith("duplicate") for name in result):
+        print(
+            "(the raw and aivat intervals count each hand as independent, though the two hands of a pair share "
+            "their cards; the duplicate rows, one sample per pair, are the ones that account for it)"
         )
 
 

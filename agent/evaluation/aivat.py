@@ -24,7 +24,7 @@ from math import comb
 
 import numpy as np
 
-from agent.evaluation.policies import StrategyProvider
+from agent.evaluation.policies import OutsideSolvedTree, StrategyProvider
 from agent.evaluation.stats import Estimate, estimate
 from agent.solver.handspace import HandSpace
 from protocol.gamedef import Game
@@ -177,7 +177,7 @@ class ProfileValue:
             assert actor is not None
             try:
                 actions, probs = self.seats[actor].strategy(state)
-            except KeyError:  # off the reference's tree (e.g. a bet size it never makes): check it down
+            except OutsideSolvedTree:  # off the reference's tree (e.g. a bet size it never makes): check it down
                 out = self._checkdown(state)
                 self._memo[key] = out
                 return out

@@ -246,9 +246,12 @@ class LuckCorrections:
     are uniform, so at a board deal the mean of the value after equals the value before and
     ``V(before) - V(after)`` removes the luck of the cards; at a bot decision the bot's action
     probabilities for h are known exactly, so ``sum_a p(a | h) V(a) - V(taken)`` removes the
-    luck of its sampling. Each term has mean zero whatever h is, so averaging ``payoff + terms``
-    over LBR's Bayes range for the bot stays unbiased. Boards with too many completions
-    (the hold'em pre-flop) are left uncorrected, which only costs variance."""
+    luck of its sampling. A term has mean zero given the hand the bot really holds, not for any
+    other h (the cards and the action were drawn for the real hand); averaged with the weights of
+    the exact posterior P(h | what LBR saw), the corrections still have mean zero, so
+    ``payoff + terms`` over LBR's Bayes range is unbiased exactly when that range is the exact
+    posterior (the bot's full strategy at every decision), as ``range_expected`` is. Boards with
+    too many completions (the hold'em pre-flop) are left uncorrected, which only costs variance."""
 
     def __init__(self, space: HandSpace, lbr_cards: Sequence[int], lbr_pos: int, max_runouts: int = 2000) -> None:
         self.space = space

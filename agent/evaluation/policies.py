@@ -69,6 +69,11 @@ class RandomProvider(StrategyProvider):
         return actions, np.full((len(actions), self.space.size), 1.0 / len(actions))
 
 
+class OutsideSolvedTree(ValueError):
+    """A state a full-game solve has no strategy for: a bet size off the tree it was solved on
+    (fold, call, pot, all-in), made by an opponent or an LBR setting with other sizes."""
+
+
 class SolutionProvider(StrategyProvider):
     """A fixed strategy from a full-game solve (e.g. an equilibrium of Leduc)."""
 
@@ -83,7 +88,10 @@ class SolutionProvider(StrategyProvider):
         la = self.solution.lookahead
         key = _where(state)
         if key not in self._rows:
-            raise KeyError(f"state {key} is outside the solved tree")
+            raise OutsideSolvedTree(
+                f"the equilibrium was solved on the fold/call/pot/all-in tree; the state {key[0]!r} (betting) "
+                "is outside it: play it against opponents and LBR settings that bet only those sizes"
+            )
         m = self._rows[key]
         node = la.nodes[int(la.dec_rows[m])]
         return list(node.actions), self.solution.to_space(self._strategy[m, : len(node.actions)])
