@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from native.arrays import exact_integers
 from native.evaluator import ffi, lib
 from native.showdown import (
     BoardLike,
@@ -174,7 +175,7 @@ def river_equity_deals(cards: npt.ArrayLike) -> np.ndarray:
     """``[n, 2]`` river equity of each position of ``n`` hold'em deals, ``cards`` ``[n, 9]`` (position 0's two
     hole cards, position 1's two, the five board cards): its equity against a hand drawn uniformly from the
     cards the board and its own cards leave (the way it sees the hand, not knowing the opponent's cards)."""
-    rows = np.ascontiguousarray(cards, dtype=np.uint8)
+    rows = exact_integers(cards, np.uint8, "deal cards")
     if rows.ndim != 2 or rows.shape[1] != 9:
         raise ValueError(f"deals must be [n, 9] cards, not {rows.shape}")
     out = np.empty((len(rows), 2), dtype=np.float32)

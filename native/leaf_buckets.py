@@ -54,7 +54,7 @@ class LeafBuckets:
         self.weight = _f32(weight.float().reshape(-1).contiguous(), (R,), "weight")
         self.inv_stack = 1.0 / float(stack_total)
         self.x = torch.empty(R, 1 + 2 * buckets)
-        self.mass = torch.empty(2, R)
+        self.mass = torch.zeros(2, R)  # decode before any encode: zeros, not leftover memory
         self.vals = torch.empty(2, R, H)
         self.acc = torch.empty(2, num_leaves, H)
 

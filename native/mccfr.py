@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from native.arrays import exact_integers
 from native.evaluator import ffi, lib
 
 __all__ = [
@@ -65,7 +66,12 @@ class FlatTree:
         }
         n = len(self.kind)
         for name, dtype in types.items():
-            a = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+            value = getattr(self, name)
+            a = (
+                np.ascontiguousarray(value, dtype=dtype)
+                if np.dtype(dtype).kind == "f"
+                else exact_integers(value, dtype, f"tree array {name}")
+            )
             if name != "num_buckets" and a.shape != (n,):
                 raise ValueError(f"tree array {name} has shape {a.shape}, not ({n},)")
             object.__setattr__(self, name, a)
@@ -94,12 +100,14 @@ class Deals:
     split_round: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "buckets", np.ascontiguousarray(self.buckets, dtype=np.int32))
-        object.__setattr__(self, "outcome", np.ascontiguousarray(self.outcome, dtype=np.int8))
+        object.__setattr__(self, "buckets", exact_integers(self.buckets, np.int32, "deal buckets"))
+        object.__setattr__(self, "outcome", exact_integers(self.outcome, np.int8, "deal outcomes"))
         object.__setattr__(self, "weight", np.ascontiguousarray(self.weight, dtype=np.float32))
         n, k = self.outcome.shape
         if self.buckets.shape[:3] != (n, k, 2) or self.weight.shape != (n, k):
             raise ValueError(f"deals: buckets {self.buckets.shape}, outcome {self.outcome.shape}, weight {self.weight.shape}")
+        if not np.isfinite(self.weight).all():  # a weight past float32's range is inf: inf / inf regrets
+            raise ValueError("deals: a weight is not finite (or too large for float32)")
 
     @property
     def n(self) -> int:
@@ -181,9 +189,11 @@ def _deal_args(tree: FlatTree, deals: Deals) -> list:
     ]
 
 
-def _accumulator(tree: FlatTree, a: np.ndarray | None, name: str) -> np.ndarray:
+def _accumulator(tree: FlatTree, a: np.ndarray | None, name: str, written: bool = True) -> np.ndarray:
     if a is None or a.dtype != np.float32 or a.shape != (tree.num_slots,) or not a.flags.c_contiguous:
         raise ValueError(f"{name} must be a contiguous float32 array of {tree.num_slots} slots")
+    if written and not a.flags.writeable:
+        raise ValueError(f"{name} must be writeable (MCCFR updates it in place)")
     return a
 
 
@@ -217,7 +227,7 @@ def iterate(
     its :class:`Exits`; REPLAY walks it again with the exits' ``exit_values`` (in order), adding its regret
     increments to ``regret_out`` (the strategy stays ``regrets``'); EVAL updates nothing. With
     ``root_values``, returns the sampled root values ``[deals, 2]`` (FULL, EVAL)."""
-    regrets = _accumulator(tree, regrets, "regrets")
+    regrets = _accumulator(tree, regrets, "regrets", written=mode == FULL)
     updates = mode in (FULL, REPLAY)
     if updates:
         strategy_sum = _accumulator(tree, strategy_sum, "strategy_sum")

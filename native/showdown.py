@@ -337,6 +337,8 @@ def _output(out: Any, reach: np.ndarray, single: bool, H: int) -> tuple[np.ndarr
         raise ValueError(f"out has shape {out.shape}, the reach {reach.shape}")
     if np.may_share_memory(rows, reach):
         raise ValueError("out must not overlap the reach array")
+    if not rows.flags.writeable:  # C would write into a read-only buffer (a memory map: a crash)
+        raise ValueError("out must be writeable")
     return out, rows
 
 
@@ -416,7 +418,13 @@ class ShowdownKernel:
         if out is None:
             result = np.empty(reach.shape, dtype=np.float32)
             out_rows = result
-        elif type(out) is np.ndarray and out.dtype == _F32 and out.shape == reach.shape and out.flags.c_contiguous:
+        elif (
+            type(out) is np.ndarray
+            and out.dtype == _F32
+            and out.shape == reach.shape
+            and out.flags.c_contiguous
+            and out.flags.writeable
+        ):
             if np.may_share_memory(out, reach):
                 raise ValueError("out must not overlap the reach array")
             result = out_rows = out

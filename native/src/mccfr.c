@@ -182,7 +182,8 @@ int64_t ds_mccfr_check_tree(int64_t n_nodes, const int8_t *kind, const int8_t *p
         int A = num_children[n];
         if (A < 1 || A > MC_MAX_ACTIONS || (player[n] != 0 && player[n] != 1)) return n;
         if (first_child[n] <= n || (int64_t)first_child[n] + A > n_nodes) return n;
-        if (slot[n] < 0 || slot[n] + (int64_t)num_buckets[(int)round[n]] * A > n_slots) return n;
+        /* compared without adding to slot[n]: a slot near INT64_MAX would overflow past the check */
+        if (slot[n] < 0 || slot[n] > n_slots - (int64_t)num_buckets[(int)round[n]] * A) return n;
     }
     return -1;
 }

@@ -109,6 +109,27 @@ def test_bad_deals_and_bad_trees_are_refused_not_run(leduc_limit: Game) -> None:
         )  # fmt: skip
     with pytest.raises(ValueError, match="float32"):
         mccfr.iterate(flat, deals, bp.regrets.astype(np.float64), bp.strategy_sum, 0)
+    huge = flat.slot.copy()
+    huge[0] = 2**63 - 1  # slot + buckets * actions would overflow past the check and write before the array
+    with pytest.raises(ValueError, match="node 0"):
+        mccfr.FlatTree(
+            flat.kind, flat.player, flat.round, flat.first_child, flat.num_children, huge, flat.fold_value0,
+            flat.stake, flat.num_buckets, flat.num_slots,
+        )  # fmt: skip
+    wrapped = flat.num_children.astype(np.int64) + 256  # as int8 it would read as the same counts
+    with pytest.raises(ValueError, match="tree array num_children: .* does not fit int8"):
+        mccfr.FlatTree(
+            flat.kind, flat.player, flat.round, flat.first_child, wrapped, flat.slot, flat.fold_value0,
+            flat.stake, flat.num_buckets, flat.num_slots,
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="deal outcomes: 257"):
+        mccfr.Deals(deals.buckets, deals.outcome.astype(np.int64) + 256 + 1, deals.weight, deals.split_round)
+    with pytest.raises(ValueError, match="deal buckets must have an integer dtype"):
+        mccfr.Deals(deals.buckets + 0.5, deals.outcome, deals.weight, deals.split_round)
+    frozen = bp.regrets.copy()
+    frozen.setflags(write=False)
+    with pytest.raises(ValueError, match="regrets must be writeable"):
+        mccfr.iterate(flat, deals, frozen, bp.strategy_sum, 0)
 
 
 def test_deals_are_uniform_over_cards_with_the_right_showdowns(leduc_limit: Game) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from native.cards import holdem_hand_cards
-from native.equity import equity_histograms, hand_equities, next_card_equities
+from native.equity import equity_histograms, hand_equities, next_card_equities, river_equity_deals
 from native.evaluator import evaluate
 from native.showdown import HandList
 
@@ -147,3 +147,11 @@ def test_equity_bad_inputs() -> None:
         hand_equities((0, 1, 2, 3, 4, 5), final_board_size=5, hand_cards=np.arange(52).reshape(-1, 1))
     with pytest.raises(ValueError, match="not in the deck"):
         hand_equities((0,), hand_cards=np.array([[1], [2]]), deck=(1, 2, 3), final_board_size=1)
+    deal = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8]])
+    assert river_equity_deals(deal).shape == (1, 2)
+    with pytest.raises(ValueError, match="268 does not fit uint8"):  # it wrapped onto card 12
+        river_equity_deals(deal + np.array([0, 0, 0, 0, 256 + 8, 0, 0, 0, 0]))
+    with pytest.raises(ValueError, match="integer dtype"):  # 12.9 was truncated to card 12
+        river_equity_deals(deal + 0.9)
+    with pytest.raises(ValueError, match="outside 0..51"):
+        river_equity_deals(deal + 50)

@@ -274,6 +274,10 @@ def test_bad_inputs_raise_clear_value_errors() -> None:
         (lambda: kernel.showdown(good, rows, out=np.empty((2, 1326))), "float32"),
         (lambda: kernel.showdown(good, rows, out=np.empty((3, 1326), np.float32)), "shape"),
         (lambda: kernel.showdown(good, rows, scale=np.ones(3)), "scale"),
+        (lambda: kernel.showdown(good, rows, out=_read_only(good.copy())), "writeable"),
+        (lambda: kernel.fold(good, rows, out=_read_only(good.copy())), "writeable"),
+        (lambda: kernel.showdown(good[0], 0, out=np.frombuffer(bytes(1326 * 4), np.float32)), "writeable"),
+        (lambda: ChanceShowdownKernel(None, [(0, 1, 2, 3)]).showdown(good[0], out=_read_only(good[0].copy())), "writeable"),
         (lambda: BoardTable((0, 1, 2, 3, 0)), "repeats"),
         (lambda: BoardTable((0, 1, 2, 3, 52)), "out of range"),
         (lambda: BoardTable((0, 1, -1)), "out of range"),
@@ -295,6 +299,12 @@ def test_bad_inputs_raise_clear_value_errors() -> None:
             call()
             pytest.fail(f"case {i} did not raise")
     assert kernel.showdown(good, rows).shape == (2, 1326)  # the kernel still works
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """An array C must not write into (as a read-only memory map is: that write was a crash)."""
+    a.setflags(write=False)
+    return a
 
 
 def test_hand_list_holdem_is_shared() -> None:
