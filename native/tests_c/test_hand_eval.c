@@ -19,26 +19,8 @@
 
 #include "native.h"
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
-
-static uint64_t rng_state = UINT64_C(0x9E3779B97F4A7C15);
-
-static uint64_t next_random(void) { /* xorshift64 */
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+#define CHECK_SEED UINT64_C(0x9E3779B97F4A7C15)
+#include "check.h"
 
 /* n distinct random cards. */
 static void random_hand(uint8_t *cards, int n) {

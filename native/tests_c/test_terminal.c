@@ -19,26 +19,8 @@
 
 #include "native.h"
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
-
-static uint64_t rng_state = UINT64_C(0x2545F4914F6CDD1D);
-
-static uint64_t next_random(void) { /* xorshift64 */
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+#define CHECK_SEED UINT64_C(0x2545F4914F6CDD1D)
+#include "check.h"
 
 static void random_cards(uint8_t *cards, int n, const uint8_t *deck, int n_deck) {
     uint64_t taken = 0;

@@ -5,7 +5,8 @@ signed overflow; the sanitizers can. Each driver in ``native/tests_c`` is its ow
 ``test_hand_eval.c`` walks every five-card hand, random batches of 1..7 cards, invalid and
 junk rows, and both 7-card enumerations; ``test_terminal.c`` checks the terminal-value
 kernels (``terminal.c``) against slow references; ``test_cfr_kernels.c`` the fused CFR
-kernels (``cfr_kernels.c``).
+kernels (``cfr_kernels.c``); ``test_mccfr.c`` the blueprint's MCCFR (``mccfr.c``). They share
+``check.h``.
 """
 
 from __future__ import annotations
@@ -87,3 +88,11 @@ def test_cfr_kernels_c_driver_under_address_and_undefined_sanitizers(tmp_path: P
     every out-of-range index they must refuse."""
     out = _build_and_run(TESTS_C / "test_cfr_kernels.c", tmp_path)
     assert "cfr kernels: all checks passed" in out
+
+
+def test_mccfr_c_driver_under_address_and_undefined_sanitizers(tmp_path: Path) -> None:
+    """MCCFR on a three-card game whose answer is known (the best card bets and calls, the worst
+    folds), evaluation that leaves the regrets alone, and every malformed tree (a slot whose block
+    would overflow the check included) and deal refused before anything runs."""
+    out = _build_and_run(TESTS_C / "test_mccfr.c", tmp_path)
+    assert "mccfr: all checks passed" in out
