@@ -47,6 +47,7 @@ import torch
 from agent.leaves.snapshot import LeafSnapshot
 from agent.solver.cfr import LeafValueFn
 from agent.solver.handspace import HandSpace
+from agent.solver.lookahead import chance_outcome
 from agent.solver.resolve import Solution, SolverConfig, WarmStart, resolve, solve_ranges
 from agent.solver.tree import BetSizing, NodeKind, bet_actions
 from protocol.state import CALL, FOLD, Action, ActionKind, HandState
@@ -636,7 +637,7 @@ class ContinualResolver:
             if st.chance_values is None:
                 return None
             return st.chance_values(info, board)[1 - mem.position]
-        values = info.get(tuple(board))
+        values = info.get(chance_outcome(decision.state.board, board, self.space.deck))
         return None if values is None else values[1 - mem.position]
 
     # ------------------------------------------------------------------ helpers

@@ -154,8 +154,10 @@ class _GroupSolver:
     def run(self, iterations: int) -> np.ndarray:
         variant = self.variant
         for t in range(1, iterations + 1):
+            # simultaneous updates: both players' from the strategy at the iteration's start
+            shared = None if variant.alternating else {d: self._strategy(d, self.regret[d]) for d in self.decisions}
             for player in (0, 1):
-                strategy = {d: self._strategy(d, self.regret[d]) for d in self.decisions}
+                strategy = shared if shared is not None else {d: self._strategy(d, self.regret[d]) for d in self.decisions}
                 reach = self._reaches(strategy)
                 self._values(player, strategy, reach, regret_update=True)
                 # the average strategy is weighted by the player's own reach without its range: the

@@ -321,7 +321,8 @@ class Solver:
             regrets.clamp_(min=0)
         else:
             pos, neg = self.variant.discount(t)
-            regrets.mul_(torch.where(regrets > 0, pos, neg))
+            # factors of the regrets' dtype: Python floats would make a float32 tensor (float64 solves rounded)
+            regrets.mul_(torch.where(regrets > 0, regrets.new_tensor(pos), regrets.new_tensor(neg)))
 
     def update_averages(self, t: int, player: int) -> None:
         """Average strategy (weighted by the player's own reach) and average values."""

@@ -285,5 +285,13 @@ def compile_lookahead(
     )
 
 
+def chance_outcome(parent: Sequence[int], board: Sequence[int], deck: Sequence[int]) -> tuple[int, ...]:
+    """The lookahead's name for ``board`` dealt below a chance node on ``parent``: the new cards in
+    deck order, as the lookahead enumerates them, whatever order the dealer gave them in (a flop
+    comes as three cards at once)."""
+    order = {c: i for i, c in enumerate(deck)}
+    return tuple(int(c) for c in parent) + tuple(sorted((int(c) for c in board[len(parent) :]), key=order.__getitem__))
+
+
 def _combinations(cards: list[int], n: int) -> list[tuple[int, ...]]:
     return list(combinations(cards, n))

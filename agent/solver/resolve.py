@@ -19,7 +19,7 @@ import torch
 
 from agent.solver.cfr import Algorithm, Gadget, LeafValueFn, Solver, SolveResult, Variant, exploitability
 from agent.solver.handspace import HandSpace
-from agent.solver.lookahead import Lookahead, compile_lookahead
+from agent.solver.lookahead import Lookahead, chance_outcome, compile_lookahead
 from agent.solver.tree import BetSizing, Node, NodeKind, build_tree
 from native.torch_showdown import canonical_device
 from protocol.state import Action, HandState
@@ -140,8 +140,9 @@ class Solution:
         return self.lookahead.children_of(row)[index]
 
     def chance_child_row(self, row: int, board: Sequence[int]) -> int:
-        """The row below chance ``row`` where the board is ``board``."""
-        wanted = tuple(int(c) for c in board)
+        """The row below chance ``row`` where the board is ``board`` (its new cards in any order)."""
+        la = self.lookahead
+        wanted = chance_outcome(la.boards[la.row_board[row]], board, self.space.deck)
         for child in self.lookahead.children_of(row):
             if self.lookahead.boards[self.lookahead.row_board[child]] == wanted:
                 return child

@@ -327,3 +327,63 @@ def test_solve_pauses_the_garbage_collector_and_restores_it(leduc_limit: Game, e
     finally:
         gc.enable() if was else gc.disable()
     assert seen == [False, False, False]
+
+
+@pytest.mark.parametrize("alternating", [True, False], ids=["alternating", "simultaneous"])
+def test_batched_solver_follows_the_variants_updates(leduc: Game, alternating: bool) -> None:
+    """The batched solver (Leduc's last-round training data) makes the same average strategy as
+    the lookahead solver with the same updates: simultaneous ones too (it used to alternate
+    whatever the variant said, so `generate --updates simultaneous` recorded what it did not do)."""
+    from agent.solver.batched import BatchSpot, _GroupSolver, flatten
+
+    space = HandSpace(leduc)
+    board = tuple(cards_from_str("Kh"))
+    state = HandState.at_round_start(leduc, 1, (300, 300), board)
+    valid = space.valid(board)
+    rng = np.random.default_rng(2)
+    ranges = np.stack([rng.random(space.size) * valid, rng.random(space.size) * valid])
+    ranges /= ranges.sum(axis=1, keepdims=True)
+    variant = Variant("dcfr", alternating=alternating)
+    root = build_tree(state, FCPA)
+    shape, amounts = flatten(root)
+    batched = _GroupSolver(space, shape, amounts[:, None, :], [BatchSpot(state, ranges)], variant)
+    batched.run(30)
+    hands = np.flatnonzero(valid)
+    la = compile_lookahead(root, space, hands, torch.device("cpu"), torch.float64)
+    result = Solver(la, variant, native=False).solve(torch.as_tensor(ranges[:, hands]), 30)
+    order: list = []
+
+    def visit(node) -> None:  # the batched solver's nodes are the tree's in pre-order
+        order.append(node)
+        for child in node.children:
+            visit(child)
+
+    visit(root)
+    for m, row in enumerate(la.dec_rows.tolist()):
+        i = next(k for k, node in enumerate(order) if node is la.nodes[row])
+        total = batched.average[i].sum(axis=0, keepdims=True)
+        n = len(shape[i].children)
+        average = np.where(total > 0, batched.average[i] / np.where(total > 0, total, 1.0), 1.0 / n)[:, 0, hands]
+        np.testing.assert_allclose(average, result.average_strategy[m, :n].numpy(), atol=1e-6)
+
+
+def test_a_board_dealt_several_cards_at_once_is_found_in_any_order() -> None:
+    """A chance node that deals two cards names its outcomes with the cards in deck order; the
+    dealer may send them in another (a flop is three cards at once): both find the same row."""
+    from protocol.gamedef import parse_game
+
+    game = parse_game(
+        "GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 1 1\nraiseSize = 2 4\nfirstPlayer = 1 1\n"
+        "maxRaises = 2 2\nnumSuits = 2\nnumRanks = 4\nnumHoleCards = 1\nnumBoardCards = 0 2\nEND GAMEDEF\n",
+        name="two-card-board",
+    )
+    space = HandSpace(game)
+    uniform = np.ones(space.size) / space.size
+    config = SolverConfig(iterations=5, device="cpu", dtype="float64")
+    solution = solve_ranges(HandState.initial(game), [uniform, uniform], FCPA, config, space=space)
+    la = solution.lookahead
+    chance = next(row for row, node in enumerate(la.nodes) if node.kind is NodeKind.CHANCE)
+    for child in la.children_of(chance)[:5]:
+        board = la.boards[la.row_board[child]]
+        assert solution.chance_child_row(chance, board) == child
+        assert solution.chance_child_row(chance, board[::-1]) == child
