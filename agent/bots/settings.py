@@ -16,12 +16,13 @@ from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
-from agent.nets.manifest import ModelError, checked_file, load_value_net
+from agent.nets.manifest import ModelError, checked_file, load_value_net, sha256_of
 from agent.resolving.chance_solve import SolvedChanceValues
 from agent.resolving.continual import ResolveSettings, StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.solver.tree import DEEPSTACK_SIZING, FCPA
+from models import MODELS_DIR
 from protocol.gamedef import Game
 
 
@@ -42,6 +43,21 @@ def data_file(path: str) -> Path:
     """A data file of ``models/`` checked against its manifest entry (sha256)."""
 
     return checked_file(path, " (deepstack buckets builds the bucket tables and check-down matrix)")[0]
+
+
+def check_leaf_net(entry: dict, net_path: str, street: str, key: str, table: Path | None) -> None:
+    """Refuse a network made for another street, or trained on another bucket table than ``table``
+    (the configured one): it would run on the wrong card abstraction without a word."""
+    if entry.get("street") != street:
+        raise ModelError(f"{net_path} ({key}): this needs the {street} network; this one is for {entry.get('street')!r}")
+    trained = entry.get("buckets_file")
+    if table is None or not trained:
+        return
+    path = Path(trained)
+    if not path.is_absolute() and not path.exists():
+        path = MODELS_DIR.parent / path
+    if path.exists() and path.resolve() != table.resolve() and sha256_of(path) != sha256_of(table):
+        raise ModelError(f"{net_path} ({key}) was trained on the bucket table {trained}, not on {table}")
 
 
 #: ``street_start_values: net``: below a check-down leaf with at most this many chips behind per chip
@@ -67,9 +83,12 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             checkdown = CheckdownLeafValues(CheckdownMatrices(data_file(cfg.models.preflop_checkdown)))
         return checkdown
 
-    def net_leaf(net_path: str, buckets_path: str | None) -> BucketNetLeafValues:
-        net, _ = load_value_net(net_path, device=dev)
-        table = BucketTable.load(data_file(buckets_path)) if buckets_path else None
+    def net_leaf(net_key: str, buckets_key: str | None, street: str) -> BucketNetLeafValues:
+        net_path = getattr(cfg.models, net_key)
+        net, entry = load_value_net(net_path, device=dev)
+        table_path = data_file(getattr(cfg.models, buckets_key)) if buckets_key else None
+        check_leaf_net(entry, net_path, street, f"bot.hunl.models.{net_key}", table_path)
+        table = BucketTable.load(table_path) if table_path else None
         return BucketNetLeafValues(net, game, table, cfg.net_precision)
 
     def river_leaf(net_path: str) -> BucketNetLeafValues:
@@ -100,14 +119,14 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
             )
             continue
         if r == 0:
-            aux = net_leaf(cfg.models.aux_net, None)
-            flop = net_leaf(cfg.models.flop_net, cfg.models.flop_buckets)
+            aux = net_leaf("aux_net", None, "preflop-aux")
+            flop = net_leaf("flop_net", "flop_buckets", "flop")
             streets.append(
                 StreetSettings(sizing=sizing, config=config, last_round=0, leaf_values=aux, chance_values=flop.chance_values)
             )
         else:  # the flop ends at the turn network, the turn at the river network, over every next card
             leaf: BucketNetLeafValues | LeavesByStack = (
-                net_leaf(cfg.models.turn_net, cfg.models.turn_buckets) if r == 1 else river_leaf(cfg.models.river_net)
+                net_leaf("turn_net", "turn_buckets", "turn") if r == 1 else river_leaf(cfg.models.river_net)
             )
             if sc.checkdown_spr > 0:
                 leaf = LeavesByStack(leaf, get_checkdown(), min(game.stack), sc.checkdown_spr)
@@ -118,8 +137,11 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
         for r, keys in enumerate(NEXT_STREET_MODELS):  # a street ending in check-down: the next street's network
             st = streets[r]
             if streets_cfg[r].leaves == "checkdown" and st.chance_values is not None:
-                paths = [getattr(cfg.models, k) for k in keys]
-                nxt = river_leaf(paths[0]) if len(paths) == 1 else net_leaf(paths[0], paths[1])
+                nxt = (
+                    river_leaf(cfg.models.river_net)
+                    if len(keys) == 1
+                    else net_leaf(keys[0], keys[1], keys[0].removesuffix("_net"))
+                )
                 by_stack = LeavesByStack(nxt, get_checkdown(), min(game.stack), STREET_START_CHECKDOWN_SPR)
                 streets[r] = replace(st, chance_values=by_stack.chance_values)
     if cfg.street_start_values == "solve":

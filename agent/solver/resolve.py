@@ -226,8 +226,12 @@ def solve_ranges(
     target_exploitability: float | None = None,
     check_every: int = 25,
     average_strategy: bool = True,
+    all_hands: bool = False,
 ) -> Solution:
     """Solve the subgame at ``state`` where both ranges are known (a spot).
+
+    Only the hands in a range are solved unless ``all_hands`` (training data: a hand outside both
+    ranges then gets the value of playing it well, as a forest gives it, not 0).
 
     ``average_strategy=False`` keeps only the average values (training data): no strategy is
     returned and no exploitability target can be checked.
@@ -239,7 +243,7 @@ def solve_ranges(
     space = space or HandSpace(state.game)
     board = state.board
     checked = _check_ranges(space, board, ranges)
-    hands = _hand_list(space, board, checked, all_valid=False)
+    hands = _hand_list(space, board, checked, all_valid=all_hands)
     if target_exploitability is not None and not average_strategy:
         raise ValueError("an exploitability target needs the average strategy")
     root, la = prepare(state, space, hands, sizing, config, last_round)

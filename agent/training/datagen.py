@@ -299,6 +299,7 @@ def solve_situation_checked(
         average_strategy=check,
         last_round=last_round,
         leaf_values=leaf_values,
+        all_hands=True,  # sparse ranges leave hands out of both: their targets are values, not 0
     )
     values = sol.values_at(0) / sit.pot
     if not check:
@@ -516,7 +517,7 @@ def solve_and_harvest(
         return solve_situation(space, round_, sit, config), harvest.empty_rows(game.total_board_cards, space.size)
     ranges = sit.ranges * space.valid(sit.board)
     ranges = ranges / ranges.sum(axis=1, keepdims=True)
-    sol = solve_ranges(_round_start(game, round_, sit), [ranges[0], ranges[1]], FCPA, config, space=space)
+    sol = solve_ranges(_round_start(game, round_, sit), [ranges[0], ranges[1]], FCPA, config, space=space, all_hands=True)
     return sol.values_at(0) / sit.pot, harvest.harvest_river(sol, keep, rng)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -290,3 +291,32 @@ def test_skipped_iterations_reach_the_solver(hunl: Game) -> None:
     assert (variant.algorithm, variant.skip) == ("hybrid", 980)
     assert variant.average_weight(980) == 0.0 and variant.average_weight(981) == 1.0
     assert settings.street(1).config.skip == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (
+            {"models": {"turn_net": "models/holdem/flop.pt"}},
+            "bot.hunl.models.turn_net): this needs the turn network; this one is for 'flop'",
+        ),
+        ({"models": {"flop_net": "models/holdem/turn.pt"}}, "bot.hunl.models.flop_net): this needs the flop network"),
+        (
+            {"models": {"aux_net": "models/holdem/flop.pt"}, "preflop": {"leaves": "net"}},
+            "bot.hunl.models.aux_net): this needs the preflop-aux network",
+        ),
+        (
+            {"models": {"turn_buckets": "models/holdem/buckets-flop.npz"}},
+            "was trained on the bucket table models/holdem/buckets-turn.npz",
+        ),
+    ],
+)
+def test_a_network_of_another_street_or_bucket_table_is_refused(hunl: Game, given: dict, message: str) -> None:
+    """Data generation refused these already; the bot loaded them and ran on the wrong card
+    abstraction without a word (a flop network at the flop's turn leaves)."""
+    from agent.bots.config import config_from_dict
+    from agent.bots.settings import hunl_settings
+    from agent.nets.manifest import ModelError
+
+    with pytest.raises(ModelError, match=re.escape(message)):
+        hunl_settings(hunl, config_from_dict({"bot": {"hunl": given}}).bot.hunl, "cpu")

@@ -180,6 +180,28 @@ def test_a_run_that_failed_before_its_first_shard_does_not_lock_its_folder(tmp_p
     assert shard_files(out) == [shard_path(out, 0)]
 
 
+def test_a_hold_em_hand_out_of_both_sparse_ranges_gets_a_value_not_0() -> None:
+    """One at a time (the CPU's default), a sparse situation was solved over the hands in a range
+    only: the hands in neither (about a quarter with --sparse 1) came back as exactly 0 and were
+    averaged into their buckets' targets. They are solved like every other hand now, as a forest
+    solves them."""
+    from agent.training.datagen import draw_situation, solve_situation
+
+    game = load_game("hunl")
+    space = HandSpace(game)
+    rng = np.random.default_rng(5)
+    sit = draw_situation(space, 3, rng, sparse=1.0)
+    while sit.pot >= 2 * game.stack[0]:  # both all-in: valued without a solve
+        sit = draw_situation(space, 3, rng, sparse=1.0)
+    valid = space.valid(sit.board)
+    neither = valid & (sit.ranges[0] == 0) & (sit.ranges[1] == 0)
+    assert neither.sum() > 100
+    values = solve_situation(
+        space, 3, sit, GenerateSpec(game="hunl", round=3, situations=1, iterations=10).solver_config("float32")
+    )
+    assert (np.abs(values[:, neither]) > 0).mean() > 0.9
+
+
 def test_sparse_situations_leave_hands_out_and_the_rest_of_the_data_as_it_was(tmp_path: Path) -> None:
     """--sparse 1: every situation's ranges hold no mass on some possible hands (what a network meets
     at re-solving leaves), the boards and pots are the draws without it; --sparse 0 draws what
