@@ -14,11 +14,12 @@ from agent.bots.settings import section_key
 from agent.bots.start_cache import is_shipped
 from agent.nets.manifest import checked_file
 from agent.solver.handspace import HandSpace
+from native.equity import hand_equities
 from protocol.bot import BaseBot
 from protocol.gamedef import Game
 from protocol.logs import get_logger
 from protocol.matchstate import MatchState
-from protocol.state import Action
+from protocol.state import CALL, FOLD, Action, HandState
 
 log = get_logger("blueprint")
 
@@ -73,8 +74,21 @@ class BlueprintBot(BaseBot):
         action, info = self.policy.decide(state, bucket, self._path, self.rng)
         if not info["on_tree"]:
             self.off_tree += 1
-            log.info("off_tree", hand=view.hand_id, betting=state.betting_string(), action=str(action))
+            action, equity = self._off_tree(state, cards, board)
+            log.info("off_tree", hand=view.hand_id, betting=state.betting_string(), action=str(action), equity=equity)
         return action
+
+    def _off_tree(self, state: HandState, cards: list[int], board: tuple[int, ...]) -> tuple[Action, float | None]:
+        """Where the hand has left the tree (past its raise cap every raise is its all-in: a call of a
+        min-raise there ends the tree while the hand goes on): check, and facing a bet after the flop
+        call only with the equity its price asks for, against a uniform hand (optimistic against a
+        range that bets, but no longer every bet with any two cards); elsewhere call."""
+        to_call = state.amount_to_call()
+        if to_call == 0 or not state.can_fold() or self.space.size != 1326 or len(board) < 3:
+            return CALL, None
+        equity = float(hand_equities(board)[self.space.index(cards)])
+        price = to_call / (state.pot + to_call)
+        return (FOLD if equity < price else CALL), round(equity, 4)
 
 
 __all__ = ["BlueprintBot", "BlueprintFileError", "blueprint_file"]

@@ -129,3 +129,24 @@ def test_the_shipped_hunl_blueprint_plays_on_loopback_without_corrections(tmp_pa
     assert out.count("corrected actions 0") == 2
     think = float(out.split("blueprint: mean think ")[1].split(" ms/decision")[0])
     assert think < 100  # a table lookup (and a river equity): milliseconds, not a solve
+
+
+def test_off_the_tree_the_hunl_blueprint_calls_a_bet_only_at_the_price_its_equity_pays() -> None:
+    """Past the tree's three raises a min-raise is its all-in: calling it ends the tree while the
+    hand goes on. It used to call every later bet with any two cards (7-2 against a 19,200 shove on
+    K-Q-J); now it checks, and calls only when its equity against a uniform hand pays the price."""
+    from agent.bots.blueprint import BlueprintBot
+    from agent.bots.config import load_config
+    from protocol.gamedef import load_game
+    from protocol.matchstate import parse_matchstate
+
+    game = load_game("hunl")
+    bot = BlueprintBot(game, load_config(None), seed=0)
+    line = "MATCHSTATE:1:{}:r200r400r600r800c/{}:|{}/KdQdJd"
+    answers = {
+        cards: str(bot.act(parse_matchstate(line.format(i, "r20000", cards), game)))
+        for i, cards in enumerate(["7c2d", "3s2h", "AsAh", "AhKh"])
+    }
+    assert answers == {"7c2d": "f", "3s2h": "f", "AsAh": "c", "AhKh": "c"}
+    assert bot.off_tree == 4
+    assert str(bot.act(parse_matchstate("MATCHSTATE:0:9:r200r400r600r800c/:7c2d|/KdQdJd", game))) == "c"  # a check
