@@ -3,11 +3,14 @@
 The real dealer skips any line it does not recognise, so a typo such as an indented
 ``stack`` line silently turns a no-limit game into one with infinite stacks. This parser
 refuses such files instead: unknown keys, indented key lines, duplicate keys, wrong value
-counts and missing required keys are errors naming the file, the line and the problem.
+counts and missing required keys are errors naming the file, the line and the problem; so are
+numbers the dealer's 32-bit integers cannot hold and a game where every player is all-in from
+the blinds (no one could act). A comment may follow a key's values, as the dealer reads them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -18,6 +21,8 @@ from native.cards import make_card
 
 #: Stack used by the ACPC dealer when a game file gives none (INT32_MAX).
 UNLIMITED_STACK = 2**31 - 1
+INT32_MIN = -(2**31)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 #: ``maxRaises`` used by the ACPC dealer when a game file gives none (UINT8_MAX).
 UNLIMITED_RAISES = 255
 MAX_PLAYERS = 10
@@ -212,13 +217,17 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
         canonical, _count = spec
         if canonical in values:
             raise GameDefError(source, f"{canonical} given twice (first on line {values[canonical][0]})", lineno)
-        items = rest.split()
+        items = rest.split("#", 1)[0].split()  # a comment may follow the values
         if not items:
             raise GameDefError(source, f"{canonical} has no value", lineno)
-        try:
-            numbers = [int(v) for v in items]
-        except ValueError:
-            raise GameDefError(source, f"{canonical} values must be integers, got {rest.strip()!r}", lineno) from None
+        if not all(_INTEGER.fullmatch(v) for v in items):  # int() also takes 1_00 and other scripts' digits
+            raise GameDefError(source, f"{canonical} values must be integers, got {rest.strip()!r}", lineno)
+        numbers = [int(v) for v in items]
+        outside = next((n for n in numbers if not INT32_MIN <= n <= UNLIMITED_STACK), None)
+        if outside is not None:
+            raise GameDefError(
+                source, f"{canonical} value {outside} does not fit the 32-bit integers the ACPC dealer reads", lineno
+            )
         values[canonical] = (lineno, numbers)
 
     if betting is None:
@@ -268,6 +277,10 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
             raise GameDefError(source, f"blind of player {p + 1} must not be negative, got {b}", values["blind"][0])
         if b > s:
             raise GameDefError(source, f"blind of player {p + 1} ({b}) is greater than its stack ({s})", values["blind"][0])
+    if all(b >= s for s, b in zip(stack, blind)):
+        raise GameDefError(
+            source, "every player's blind is its whole stack: no one could ever act (the ACPC dealer loops)", values["blind"][0]
+        )
     for r, f in enumerate(first):
         if not 1 <= f <= num_players:
             raise GameDefError(source, f"firstPlayer of round {r + 1} is {f}, must be 1..{num_players}", values["firstPlayer"][0])

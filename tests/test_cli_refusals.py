@@ -171,3 +171,36 @@ def test_the_equilibrium_bot_facing_a_size_off_its_tree_is_named_not_a_traceback
     """The exact Leduc equilibrium knows fold, call, pot and all-in only; a random opponent's or
     an LBR setting's other sizes end the run with one line saying so (it was a KeyError)."""
     assert "is outside it" in _refused(argv, capsys)
+
+
+_LEDUC_LIKE = (
+    "GAMEDEF\nlimit\nnumPlayers = {players}\nnumRounds = 2\nblind = {blinds}\nraiseSize = 2 4\nfirstPlayer = 1 1\n"
+    "maxRaises = 2 2\nnumSuits = 2\nnumRanks = 3\nnumHoleCards = {hole}\nnumBoardCards = {board}\nEND GAMEDEF\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "argv", "named"),
+    [
+        ({"players": 3, "blinds": "1 1 0", "hole": 1, "board": "0 1"}, ["random", "random"], "has 3 players; match plays two"),
+        ({"players": 2, "blinds": "1 1", "hole": 2, "board": "0 0"}, ["deepstack", "random"], "DeepStack bot plays Leduc"),
+        ({"players": 2, "blinds": "1 1", "hole": 1, "board": "1 1"}, ["deepstack", "random"], "DeepStack bot plays Leduc"),
+    ],
+    ids=["three-players", "two-hole-cards", "board-in-round-1"],
+)
+def test_match_refuses_games_it_cannot_play_by_name(
+    fields: dict, argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Leduc-sized game with other cards is not Leduc to the DeepStack bot (its network and hand
+    space are made for one hole card and one board card); a 3-player game is the dealer's."""
+    game = tmp_path / "g.game"
+    game.write_text(_LEDUC_LIKE.format(**fields))
+    assert named in _refused(["match", str(game), "4", *argv, "--log-dir", str(tmp_path / "logs")], capsys)
+
+
+def test_a_game_without_blinds_reports_chips_not_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = tmp_path / "g.game"
+    game.write_text(_LEDUC_LIKE.format(players=2, blinds="0 0", hole=1, board="0 1"))
+    assert main(["match", str(game), "6", "random", "call", "--log-dir", str(tmp_path / "logs")]) == 0
+    out = capsys.readouterr().out
+    assert "chips (95% CI) over 6 hands" in out and "nan" not in out

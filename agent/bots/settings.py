@@ -159,11 +159,20 @@ def hunl_settings(game: Game, cfg: HoldemBotConfig, device: str) -> ResolveSetti
 
 
 def is_leduc(game: Game) -> bool:
-    return game.num_rounds == 2 and game.deck_size == 6
+    """Leduc's cards and rounds (stacks, blinds and raises may differ): the networks and the
+    hand space are made for one hole card and one board card in the second round."""
+    return game.num_rounds == 2 and game.deck_size == 6 and game.num_hole_cards == 1 and game.num_board_cards == (0, 1)
 
 
 def is_hunl(game: Game) -> bool:
-    return game.is_nolimit and game.num_rounds == 4 and game.deck_size == 52 and game.num_hole_cards == 2
+    """Heads-up no-limit hold'em's cards and rounds (stacks and blinds may differ)."""
+    return (
+        game.is_nolimit
+        and game.num_rounds == 4
+        and game.deck_size == 52
+        and game.num_hole_cards == 2
+        and game.num_board_cards == (0, 3, 1, 1)
+    )
 
 
 def section_key(game: Game) -> str:

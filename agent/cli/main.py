@@ -231,6 +231,13 @@ def _run_match(args: argparse.Namespace) -> int:
         print(f"deepstack match: error: {exc}", file=sys.stderr)
         return 2
     game = _load_game_or_exit(args.game)
+    if game.num_players != 2:
+        print(
+            f"deepstack match: error: {args.game} has {game.num_players} players; match plays two-player games "
+            "(deepstack dealer plays any number, one program per seat)",
+            file=sys.stderr,
+        )
+        return 2
     if args.hands <= 0:
         print("deepstack match: error: HANDS must be positive", file=sys.stderr)
         return 2

@@ -96,7 +96,7 @@ class MatchReport:
         return [(x[0] + y[1]) / 2 for x, y in zip(a, b)]
 
     def summary_lines(self) -> list[str]:
-        unit = self.game.big_blind
+        unit = self.game.big_blind or None  # a game without blinds: chips, as mbb/g has no unit
         lines = []
         for r in self.results:
             names = self.names if r is self.results[0] else self.names[::-1]
@@ -142,7 +142,7 @@ class MatchProgress:
         self,
         names: Sequence[str],
         total: int,
-        big_blind: float,
+        big_blind: float | None,
         every: int,
         write: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
@@ -364,7 +364,9 @@ def run_match(
     report = MatchReport(game=game, names=names)
     base = f"{game.name}.{names[0]}.vs.{names[1]}.s{seed}"
     total = hands * (2 if duplicate else 1)
-    tracker = MatchProgress(names, total, game.big_blind, progress_every or max(1, total // 10), progress) if progress else None
+    tracker = (
+        MatchProgress(names, total, game.big_blind or None, progress_every or max(1, total // 10), progress) if progress else None
+    )
     on_hand = tracker.start_match(0) if tracker else None
     result, summaries = run_single(game, game_label, hands, specs, names, seed, log_dir, base, on_hand=on_hand, **options)  # type: ignore[arg-type]
     report.results.append(result)

@@ -74,6 +74,13 @@ def _mutate(old: str, new: str, text: str = HUNL_TEXT) -> str:
         (_mutate("numRanks = 13", "numRanks = 14"), 9, "outside 1..13"),
         (_mutate("END GAMEDEF", "END GAMEDEF\nstack = 5 5"), 13, "after END GAMEDEF"),
         (_mutate("nolimit", "nolimit\nraiseSize = 1 1 1 1"), 3, "only meaningful in limit"),
+        # a stack the dealer's int32 cannot hold; 20 digits stalled the match (clients refused the raise sizes)
+        (_mutate("stack = 20000 20000", "stack = 99999999999999999999 20000"), 5, "does not fit the 32-bit"),
+        (_mutate("stack = 20000 20000", "stack = 3000000000 3000000000"), 5, "does not fit the 32-bit"),
+        (_mutate("blind = 100 50", "blind = 1_00 50"), 6, "must be integers"),  # int() took it as 100
+        (_mutate("blind = 100 50", "blind = \uff11\uff10\uff10 50"), 6, "must be integers"),  # full-width digits
+        # everyone all-in from the blinds: nobody can act (a traceback in our dealer, a loop in the ACPC one)
+        (_mutate("stack = 20000 20000\nblind = 100 50", "stack = 100 50\nblind = 100 50"), 6, "no one could ever act"),
     ],
 )
 def test_bad_game_files_name_file_line_and_problem(text: str, line: int, fragment: str) -> None:
@@ -120,3 +127,9 @@ def test_missing_file_and_bad_file(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(GameDefError, match="cannot read"):
         load_game(binary)
+
+
+def test_a_comment_after_the_values_is_read_as_the_dealer_reads_it() -> None:
+    """The ACPC dealer reads a key's numbers until one does not parse: a trailing comment is fine."""
+    game = parse_game(_mutate("numRounds = 4", "numRounds = 4 # pre-flop, flop, turn, river"), source="c.game")
+    assert game.num_rounds == 4 and game == parse_game(HUNL_TEXT, source="c.game")
