@@ -195,11 +195,11 @@ class DeepStackBot(BaseBot):
             if self._starved:
                 return self._out_of_time(view, start, reason="earlier_in_hand")
             # an answer solved earlier costs nothing: only a re-solve must fit in the bank
-            if seat.resolver.precomputed(view.state) is None and not self.timing.affordable(view.state.round):
-                return self._out_of_time(view, start, reason="bank")
-            deadline = self.timing.deadline(view.state.round, start)
-            decision = seat.resolver.decide(view.state, deadline)
-            if not decision.cached:
+            decision = seat.resolver.precomputed(view.state)
+            if decision is None:
+                if not self.timing.affordable(view.state.round):
+                    return self._out_of_time(view, start, reason="bank")
+                decision = seat.resolver.re_solve(view.state, self.timing.deadline(view.state.round, start))
                 self.timing.solved(view.state.round, time.monotonic() - start)
                 floor = min(self.config.bot.time.min_iterations, self._iterations_asked(view.state.round))
                 if decision.iterations < floor:  # stopped by the clock with a strategy near uniform

@@ -414,46 +414,55 @@ class ContinualResolver:
 
     # ------------------------------------------------------------------ decisions
     def decide(self, state: HandState, deadline: float | None = None) -> Decision:
-        """Re-solve ``state`` (our turn) and return the strategy for every hand we might hold.
+        """The strategy at ``state`` (our turn) for every hand we might hold: the answer solved
+        before (:meth:`precomputed`), else a re-solve (:meth:`re_solve`).
 
         ``deadline`` (``time.monotonic()`` seconds) stops the solver early with the best
         average strategy so far."""
-        mem = self._memory()
         hit = self.precomputed(state)
-        if hit is not None:
-            decision = hit
-        else:
-            decision = self._resolve(state, deadline)
-            # a re-solve the clock cut short is played once, not kept for the rest of the match
-            if (
-                self._cache is not None
-                and not state.board
-                and decision.iterations >= self.settings.street(state.round).config.iterations
-            ):
-                key = (mem.position, state.betting_string())
-                self._cache[key] = decision
-                if len(self._cache) > self.settings.cache_size:
-                    self._cache.popitem(last=False)
-        mem.last = decision
-        mem.last_action = None
-        mem.board_at_last = tuple(state.board)
-        return decision
+        return hit if hit is not None else self.re_solve(state, deadline)
 
     def precomputed(self, state: HandState) -> Decision | None:
-        """The decision at ``state`` (our turn) that needs no solving, else None: the first state's,
-        solved before the match, or a cached pre-flop one of the range we hold now. A bot short of
-        time still plays these; only a re-solve needs the clock. Brings the hand's bookkeeping up to
-        ``state`` (the opponent's actions and new cards), as :meth:`decide` does."""
+        """The decision at ``state`` (our turn) that needs no solving, played from here on, else None:
+        the first state's, solved before the match, or a cached pre-flop one of the range we hold now.
+        A bot short of time still plays these; only :meth:`re_solve` needs the clock. Brings the hand's
+        bookkeeping up to ``state`` (the opponent's actions and new cards) either way."""
         mem = self._memory()
         if state.current_player != mem.position:
             raise ContinualError(f"decide() called when position {state.current_player} is to act, we are {mem.position}")
         self._catch_up_opponent(state)
         self._catch_up_chance(state)
+        hit = None
         if not state.num_actions and state.round == 0 and mem.position in self._root:
-            return replace(self._root[mem.position], cached=True)
-        if self._cache is None or state.board:
-            return None
-        return self._cached((mem.position, state.betting_string()))
+            hit = replace(self._root[mem.position], cached=True)
+        elif self._cache is not None and not state.board:
+            hit = self._cached((mem.position, state.betting_string()))
+        if hit is not None:
+            self._playing(hit, state)
+        return hit
+
+    def re_solve(self, state: HandState, deadline: float | None = None) -> Decision:
+        """Re-solve ``state`` (our turn; after :meth:`precomputed` found nothing) and play from it."""
+        mem = self._memory()
+        decision = self._resolve(state, deadline)
+        # a re-solve the clock cut short is played once, not kept for the rest of the match
+        if (
+            self._cache is not None
+            and not state.board
+            and decision.iterations >= self.settings.street(state.round).config.iterations
+        ):
+            self._cache[(mem.position, state.betting_string())] = decision
+            if len(self._cache) > self.settings.cache_size:
+                self._cache.popitem(last=False)
+        self._playing(decision, state)
+        return decision
+
+    def _playing(self, decision: Decision, state: HandState) -> None:
+        """``decision`` is the one at ``state``: our action, new cards and values follow from it."""
+        mem = self._memory()
+        mem.last = decision
+        mem.last_action = None
+        mem.board_at_last = tuple(state.board)
 
     def _cached(self, key: tuple) -> Decision | None:
         """The cached decision at ``key`` if it was solved from the range we hold now, else None

@@ -100,7 +100,8 @@ def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, m
     def broken(self: ContinualResolver, state: HandState, deadline: float | None = None) -> None:
         raise MemoryError("injected")
 
-    monkeypatch.setattr(ContinualResolver, "decide", broken)
+    for step in ("precomputed", "re_solve"):  # what a decision of the bot calls
+        monkeypatch.setattr(ContinualResolver, step, broken)
     summary = ClientSummary()
     sent = {"c": 0, "f": 0}
     for line in dealer_lines():
