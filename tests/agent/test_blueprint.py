@@ -126,6 +126,8 @@ def test_bad_deals_and_bad_trees_are_refused_not_run(leduc_limit: Game) -> None:
         mccfr.Deals(deals.buckets, deals.outcome.astype(np.int64) + 256 + 1, deals.weight, deals.split_round)
     with pytest.raises(ValueError, match="deal buckets must have an integer dtype"):
         mccfr.Deals(deals.buckets + 0.5, deals.outcome, deals.weight, deals.split_round)
+    with pytest.raises(ValueError, match="weight is not finite"):  # inf / inf made NaN regrets
+        mccfr.Deals(deals.buckets, deals.outcome, deals.weight.astype(np.float64) * 1e300, deals.split_round)
     frozen = bp.regrets.copy()
     frozen.setflags(write=False)
     with pytest.raises(ValueError, match="regrets must be writeable"):
