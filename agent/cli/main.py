@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -200,9 +201,24 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
         help="a folder for the logs, new or holding no match's logs; one holding another match's logs is refused "
         "(default: a new folder runs/match-GAME-TIME, TIME in UTC)",
     )
-    p.add_argument("--t_response", type=int, default=600_000, help="dealer limit: ms per response")
-    p.add_argument("--t_hand", type=int, default=600_000, help="dealer limit: ms per player per hand")
-    p.add_argument("--t_per_hand", type=int, default=7_000, help="dealer limit: average ms per hand")
+    p.add_argument(
+        "--t_response",
+        type=int,
+        default=600_000,
+        help="dealer limit: ms per response (built-in bots plan with it; default 600000)",
+    )
+    p.add_argument(
+        "--t_hand",
+        type=int,
+        default=600_000,
+        help="dealer limit: ms per player per hand (built-in bots plan with it; default 600000)",
+    )
+    p.add_argument(
+        "--t_per_hand",
+        type=int,
+        default=7_000,
+        help="dealer limit: average ms per hand (built-in bots plan with it instead of the config's bot.time; default 7000)",
+    )
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
     p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
     p.add_argument(
@@ -241,6 +257,18 @@ def _run_match(args: argparse.Namespace) -> int:
     if args.hands <= 0:
         print("deepstack match: error: HANDS must be positive", file=sys.stderr)
         return 2
+    for flag in ("t_response", "t_hand", "t_per_hand"):
+        if getattr(args, flag) <= 0:
+            print(f"deepstack match: error: --{flag} {getattr(args, flag)} is not a positive number of ms", file=sys.stderr)
+            return 2
+    if not 0 < args.start_timeout < math.inf:
+        print(
+            f"deepstack match: error: --start-timeout {args.start_timeout} is not a positive number of seconds", file=sys.stderr
+        )
+        return 2
+    # built-in seats budget their thinking from the limits this dealer enforces, not the config's
+    limits = replace(config.bot.time, t_response_ms=args.t_response, t_hand_ms=args.t_hand, t_per_hand_ms=args.t_per_hand)
+    config = replace(config, bot=replace(config.bot, time=limits))
     if args.progress is not None and args.progress < 0:
         print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)
         return 2

@@ -58,3 +58,20 @@ def test_leduc_bot_keeps_to_a_tight_dealer_limit(tmp_path: Path, capsys: pytest.
     assert code == 0, out
     assert "ran out of time" not in out and "hands: 30" in out
     assert "corrected actions 0" in out and "corrected actions 1" not in out
+
+
+def test_a_built_in_seat_plans_with_the_match_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``match --t_per_hand`` is the limit the built-in bot budgets from, not the config's 7000 ms:
+    with the config's it thought for seconds a hand and the dealer aborted the match."""
+    code = main(["match", "leduc", "30", "deepstack", "call", "--t_per_hand", "150", "--seed", "2", "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ran out of time" not in out and "hands: 30" in out
+
+
+@pytest.mark.parametrize("flag", ["--t_per_hand", "--t_response", "--t_hand", "--start-timeout"])
+def test_match_refuses_a_limit_that_is_not_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    code = main(["match", "leduc", "3", "random", "call", flag, "0", "--log-dir", str(tmp_path / "m")])
+    assert code == 2
+    assert flag in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
