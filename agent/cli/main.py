@@ -226,7 +226,7 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=600.0,
         help="seconds the dealer waits for the seats to connect (default 600: a 'cmd:' seat's program may take "
-        "long to start; 'deepstack play' connects within seconds; a seat program that exits with an error before "
+        "long to start; 'deepstack play' connects within seconds; a seat program that exits before "
         "connecting ends the wait at once)",
     )
     p.add_argument(

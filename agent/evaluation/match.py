@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import threading
 import time
@@ -68,6 +69,8 @@ def parse_seat(text: str) -> SeatSpec:
             raise ValueError(f"seat {text!r}: empty command after 'cmd:'")
         if not any("{port}" in a for a in args):
             raise ValueError(f"seat {text!r}: the command must contain a {{port}} placeholder")
+        if shutil.which(args[0]) is None:  # before the dealer opens its ports and its logs
+            raise ValueError(f"seat {text!r}: cannot start {args[0]!r}: no such program (or it is not executable)")
         return SeatSpec(text=text, command=args)
     if text not in bot_names():
         raise ValueError(f"unknown bot {text!r}; known bots: {', '.join(bot_names())}, or cmd:COMMAND")
@@ -299,8 +302,10 @@ def run_single(
                     procs[i] = subprocess.Popen(argv, stdout=seat_log, stderr=subprocess.STDOUT)
                 except OSError as exc:
                     seat_log.close()
-                    dealer.close()
-                    raise ValueError(f"seat {i + 1}: cannot start {argv[0]!r}: {exc}") from None
+                    reason = f"seat {i + 1}: cannot start {argv[0]!r}: {exc}"
+                    dealer.stop_waiting(reason)
+                    dealer_thread.join()  # its log is finished before the log files close
+                    raise ValueError(reason) from None
                 seat_log.close()
         _wait_for_dealer(dealer, dealer_thread, threads, procs, log_dir, match_name)
         for t in threads:
@@ -325,7 +330,7 @@ def _wait_for_dealer(
     match_name: str,
 ) -> None:
     """Wait for the match to end. A seat that dies before it connects (a built-in bot whose
-    connection failed, a seat program that exited with an error) stops the dealer's wait for the
+    connection failed, a seat program that exited) stops the dealer's wait for the
     seats at once instead of at the start timeout; once the match runs, this changes nothing."""
     while dealer_thread.is_alive():
         dealer_thread.join(0.2)
@@ -334,7 +339,7 @@ def _wait_for_dealer(
                 dealer.stop_waiting(f"the built-in bot of {t.name} ended before the match started (see bots.jsonl)")
         for i, proc in procs.items():
             code = proc.poll()
-            if code is not None and code != 0:
+            if code is not None:  # exit status 0 too: a program that ends before connecting never will
                 dealer.stop_waiting(
                     f"the program of seat {i + 1} exited with code {code} before the match started "
                     f"(its output: {log_dir / f'{match_name}.seat{i + 1}.log'})"

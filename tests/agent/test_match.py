@@ -101,6 +101,39 @@ def test_a_seat_program_that_fails_before_connecting_ends_the_wait_at_once(
     assert ".seat2.log)" in out  # where its own error went
 
 
+def test_a_seat_program_that_exits_cleanly_before_connecting_ends_the_wait_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit status 0 is no excuse: a program that ended without connecting never will."""
+    quitter = f"cmd:{sys.executable} -c 'pass' {{port}}"
+    started = time.monotonic()
+    assert main(["match", "leduc", "10", "call", quitter, "--start-timeout", "120", "--log-dir", str(tmp_path)]) == 1
+    assert time.monotonic() - started < 60
+    assert "ABORTED: the program of seat 2 exited with code 0 before the match started" in capsys.readouterr().out
+
+
+def test_a_seat_program_that_does_not_exist_is_refused_before_the_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["match", "leduc", "3", "call", "cmd:/nonexistent/bot {port}", "--log-dir", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot start '/nonexistent/bot': no such program" in err and "Traceback" not in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_seat_program_that_cannot_be_executed_gives_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found but not runnable (its interpreter is missing): the dealer is stopped and its log
+    finished before the log files close (no write to a closed file from the dealer's thread)."""
+    script = tmp_path / "bot.sh"
+    script.write_text("#!/nonexistent/interpreter\n")
+    script.chmod(0o755)
+    assert main(["match", "leduc", "3", "call", f"cmd:{script} {{port}}", "--log-dir", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert f"seat 2: cannot start '{script}'" in err and "Exception in thread" not in err
+    (dealer_err,) = (tmp_path / "m").glob("*.dealer.err")
+    assert f"ERROR: seat 2: cannot start '{script}'" in dealer_err.read_text()  # the dealer's own log says why
+
+
 def test_seat_names_are_made_fit_for_the_log() -> None:
     """A command's file name may hold what a STATE line cannot (spaces, ':', '|', non-ASCII)."""
     spec = SeatSpec(text="cmd:x", command=("/opt/my bot:v2|\u00e9", "{port}"))
