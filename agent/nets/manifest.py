@@ -58,12 +58,17 @@ def sha256_of(path: Path) -> str:
 
 
 def manifest_path_for(model_path: Path) -> Path:
+    """The manifest that lists ``model_path``: the package's for a file under its ``models/``;
+    elsewhere the nearest ``manifest.json`` in the file's folder or above it, so that a copy of
+    the whole ``models/`` folder (a Docker image's, a checkout beside an installed package) is
+    checked against its own top-level manifest; with none, a new one in the file's folder."""
     model_path = model_path.resolve()
-    try:
-        model_path.relative_to(MODELS_DIR)
+    if model_path.is_relative_to(MODELS_DIR):
         return MODELS_DIR / "manifest.json"
-    except ValueError:
-        return model_path.parent / "manifest.json"
+    for folder in model_path.parents:
+        if (folder / "manifest.json").is_file():
+            return folder / "manifest.json"
+    return model_path.parent / "manifest.json"
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

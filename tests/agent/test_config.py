@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent.bots.config import Config, ConfigError, config_from_dict, default_config, load_config
+from agent.nets.manifest import ModelError, checked_file
 from models import MODELS_DIR
 from protocol.gamedef import Game
 
@@ -320,3 +321,22 @@ def test_a_network_of_another_street_or_bucket_table_is_refused(hunl: Game, give
 
     with pytest.raises(ModelError, match=re.escape(message)):
         hunl_settings(hunl, config_from_dict({"bot": {"hunl": given}}).bot.hunl, "cpu")
+
+
+def test_a_copy_of_config_and_models_elsewhere_is_checked_against_its_own_manifest(tmp_path: Path) -> None:
+    """The Docker image's layout: config.yaml beside a copy of the whole ``models/`` folder,
+    outside the installed package. Its Leduc network is found in the copy's top-level manifest
+    (not a ``models/leduc/manifest.json`` that was never made) and its sha256 is checked."""
+    shutil.copy(ROOT / "config.yaml", tmp_path / "config.yaml")
+    (tmp_path / "models" / "leduc").mkdir(parents=True)
+    shutil.copy(MODELS_DIR / "manifest.json", tmp_path / "models" / "manifest.json")
+    shutil.copy(MODELS_DIR / "leduc" / "leduc-ens.pt", tmp_path / "models" / "leduc" / "leduc-ens.pt")
+    config = load_config(tmp_path / "config.yaml")
+    assert config.bot.leduc.value_net == str(tmp_path / "models" / "leduc" / "leduc-ens.pt")  # the copy, not the package's
+    path, entry = checked_file(config.bot.leduc.value_net)
+    assert path == tmp_path / "models" / "leduc" / "leduc-ens.pt" and entry["path"] == "leduc/leduc-ens.pt"
+    with open(path, "r+b") as f:  # and a damaged copy is still caught
+        f.seek(100)
+        f.write(b"\0" * 8)
+    with pytest.raises(ModelError, match="does not match the manifest"):
+        checked_file(config.bot.leduc.value_net)
