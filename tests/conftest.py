@@ -53,9 +53,11 @@ def run_venv_tool(name: str, *args: str, timeout: float = 300) -> subprocess.Com
     return subprocess.run([str(exe), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 120) -> tuple[int, str, bool]:
+def interrupt_when(
+    argv: list[str], ready: Callable[[], bool], timeout: float = 120, sig: int = signal.SIGINT
+) -> tuple[int, str, bool]:
     """Start ``argv`` in a process group of its own, and once ``ready()`` holds send SIGINT to the
-    whole group, as a terminal's Ctrl-C does; its exit status, its stderr, and whether any process
+    whole group, as a terminal's Ctrl-C does (or ``sig``); its exit status, its stderr, and whether any process
     of the group (a worker) outlived it by more than a few seconds.
 
     The child gets SIGINT's default disposition back: a test run started in the background (``nohup
@@ -73,7 +75,7 @@ def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 
         while not ready() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()[1]
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, sig)
         _, err = proc.communicate(timeout=60)
         left = True
         deadline = time.monotonic() + 10  # multiprocessing's resource tracker ends just after its parent

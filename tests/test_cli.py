@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -113,10 +114,28 @@ def test_ctrl_c_ends_a_match_with_one_line_and_its_log_whole(tmp_path: Path) -> 
 
     argv = [*deepstack(), "match", "leduc", "1000000", "random", "call", "--log-dir", str(logs)]
     returncode, err, left = interrupt_when(argv, some_hands_logged)
-    assert returncode == 130 and not left and err.strip() == "deepstack match: interrupted"
+    assert returncode == 130 and not left
+    assert err.strip() == f"deepstack match: interrupted: the hands played so far are in {logs.resolve()}"
     lines = next(logs.glob("*.log")).read_text().splitlines()
     states = [line for line in lines if line.startswith("STATE:")]
     assert len(states) >= 10 and all(line.count(":") == 5 for line in states)
+    assert [int(line.split(":")[1]) for line in states] == list(range(len(states)))
+
+
+def test_sigterm_ends_a_match_as_ctrl_c_does_with_status_143(tmp_path: Path) -> None:
+    """``docker stop`` sends SIGTERM to PID 1, which has no default action for it: the command
+    must end on its own (status 143, one line, its log whole), not wait to be killed."""
+    logs = tmp_path / "logs"
+
+    def some_hands_logged() -> bool:
+        log = next(logs.glob("*.log"), None)
+        return log is not None and log.stat().st_size > 2000
+
+    argv = [*deepstack(), "match", "leduc", "1000000", "random", "call", "--log-dir", str(logs)]
+    returncode, err, left = interrupt_when(argv, some_hands_logged, sig=signal.SIGTERM)
+    assert returncode == 143 and not left
+    assert err.strip() == f"deepstack match: terminated: the hands played so far are in {logs.resolve()}"
+    states = [line for line in next(logs.glob("*.log")).read_text().splitlines() if line.startswith("STATE:")]
     assert [int(line.split(":")[1]) for line in states] == list(range(len(states)))
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -309,6 +311,10 @@ def _run_match(args: argparse.Namespace) -> int:
     except (ValueError, ModelError) as exc:
         print(f"deepstack match: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the hands played so far are in the logs; say where
+        how = "terminated" if _Terminated.received else "interrupted"
+        print(f"deepstack match: {how}: the hands played so far are in {log_dir.resolve()}", file=sys.stderr)
+        return 130
     for line in report.summary_lines():
         print(line)
     clock = clock_report([log_dir / "bots.jsonl"], game.num_rounds) if (log_dir / "bots.jsonl").exists() else {}
@@ -938,22 +944,44 @@ def all_parsers() -> Iterator[tuple[str, argparse.ArgumentParser]]:
         yield f"bench {suite}", getattr(importlib.import_module(module), func)()
 
 
+class _Terminated:
+    """SIGTERM (``docker stop``, ``kill``) ends a command as Ctrl-C does, with its status 143. As
+    PID 1 in a container a process has no default action for SIGTERM: without this handler
+    ``docker stop`` waits its grace period and kills the bot mid-write."""
+
+    received = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: object) -> None:
+        cls.received = True
+        raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = " ".join(argv[:2] if argv and argv[0] in ("eval", "bench") else argv[:1])
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        _Terminated.received = False
+        previous = signal.signal(signal.SIGTERM, _Terminated.handler)
     try:
         if command == "dealer":
-            return _run_dealer(argv[1:])
-        args = build_parser().parse_args(argv)
-        return int(args.func(args))
+            code = _run_dealer(argv[1:])
+        else:
+            args = build_parser().parse_args(argv)
+            code = int(args.func(args))
     except OSError as exc:
         # what the machine refused (an output path that is a file, no permission, no space):
         # one line naming the path, not a traceback; commands handle what they can resume
         print(f"deepstack {command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line and the shell's usual status, not a traceback
-        print(f"deepstack {command}: interrupted", file=sys.stderr)
-        return 130
+        print(f"deepstack {command}: {'terminated' if _Terminated.received else 'interrupted'}", file=sys.stderr)
+        code = 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return 143 if code == 130 and _Terminated.received else code
 
 
 if __name__ == "__main__":

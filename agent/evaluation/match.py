@@ -105,10 +105,17 @@ class MatchReport:
             names = self.names if r is self.results[0] else self.names[::-1]
             s = "|".join(format_value(seat.total) for seat in r.seats)
             lines.append(f"SCORE:{s}:{'|'.join(names)}" if r.ok else f"ABORTED: {r.error}")
-        if not self.ok:
-            return lines
         bot1 = self.names[0]
         hands = sum(r.hands_played for r in self.results)
+        if not self.ok:  # what was played before the abort is still a result (a seating, its hands)
+            if hands:
+                lines.append(f"hands completed before the abort: {hands}")
+            for match, label in enumerate(("seat 1", "seat 2, swapped")[: len(self.results)]):
+                values = self.first_bot_values(match)
+                if values:
+                    ended = "" if self.results[match].ok else ", before the abort"
+                    lines.append(f"{bot1} ({label}): {estimate(values, unit)} over {len(values)} hands{ended}")
+            return lines
         lines.append(f"hands: {hands}")
         for match, label in enumerate(("seat 1", "seat 2, swapped")[: len(self.results)]):
             values = self.first_bot_values(match)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent.cli.main import main
-from agent.evaluation.match import SeatSpec, _seat_names, new_log_dir, run_match
+from agent.evaluation.match import MatchReport, SeatSpec, _seat_names, new_log_dir, run_match
+from protocol.dealer import DealerResult, SeatStats
 from protocol.gamedef import Game, load_game
 
 
@@ -223,3 +224,20 @@ def test_a_failing_per_hand_report_does_not_end_the_match(tmp_path: Path) -> Non
     result, _ = run_single(game, "leduc", 6, specs, ["call", "random"], 1, tmp_path, "m", on_hand=broken)
     assert result.hands_played == 6 and calls == [0]
     assert "the per-hand report failed" in (tmp_path / "m.dealer.err").read_text()
+
+
+def test_an_aborted_match_still_reports_the_hands_played_before_the_abort() -> None:
+    """A seat that dies at hand 522 leaves 521 hands played: the report says how many and what
+    they give (and a duplicate's finished first seating keeps its own line)."""
+    game = load_game("leduc")
+    first = DealerResult(True, None, 4, [SeatStats(), SeatStats()], [(100.0, -100.0), (-50.0, 50.0)] * 2)
+    aborted = DealerResult(False, "could not get action from seat 2", 2, [SeatStats(), SeatStats()], [(-30.0, 30.0)] * 2)
+    lines = MatchReport(game, ("a", "b"), results=[first, aborted]).summary_lines()
+    assert lines[1] == "ABORTED: could not get action from seat 2"
+    assert "hands completed before the abort: 6" in lines
+    assert "a (seat 1): +250.0 ± " in lines[3] and lines[3].endswith("over 4 hands")
+    assert lines[4].startswith("a (seat 2, swapped): +300.0 ± ") and lines[4].endswith("over 2 hands, before the abort")
+    none = DealerResult(False, "seat 2 did not connect within the start timeout", 0, [SeatStats(), SeatStats()])
+    assert MatchReport(game, ("a", "b"), results=[none]).summary_lines() == [
+        "ABORTED: seat 2 did not connect within the start timeout"
+    ]
