@@ -222,6 +222,7 @@ class DeepStackBot(BaseBot):
                 betting=view.state.betting_string(),
                 error=repr(exc),
                 action=str(action),
+                think_ms=round(1000 * (time.monotonic() - start), 2),
             )
         self.timing.spent(time.monotonic() - start)
         return action
@@ -240,6 +241,8 @@ class DeepStackBot(BaseBot):
             betting=view.state.betting_string(),
             action=str(action),
             reason=reason,
+            # a re-solve the clock stopped too early was paid for all the same
+            think_ms=round(1000 * (time.monotonic() - start), 2),
             **detail,
         )
         self.timing.spent(time.monotonic() - start)

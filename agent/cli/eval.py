@@ -248,7 +248,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--out", required=True, help="folder for the PNG files")
     q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
     q.add_argument("--game", default=None, help="game (default: from the dealer log header or the LBR run.json)")
-    q.add_argument("--limit-ms", type=float, default=7000.0, help="dealer's per-hand average to draw (default 7000)")
+    q.add_argument(
+        "--limit-ms",
+        type=float,
+        default=None,
+        help="dealer's per-hand average to draw (default: the dealer log's --t_per_hand, else 7000)",
+    )
     q.add_argument(
         "--grid",
         action="append",
@@ -289,9 +294,21 @@ def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.nda
             raise ValueError(f"{path}:{number}: players {', '.join(names)} (the log began with {', '.join(players)})")
         hands.append(hand)
         values.append([by_seat[names.index(p)] for p in players])
-    if not values:
+    if not values and not game:
         raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
-    return game, players, hands, np.array(values)
+    return game, players, hands, np.array(values)  # a dealer's header and no hands: a match that never began
+
+
+def dealer_limit_ms(logs: list[Path], default: float = 7000.0) -> float:
+    """The ``--t_per_hand`` the dealer recorded in the first log's header (``#--t_per_hand N``)."""
+    for path in logs[:1]:
+        for line in path.read_text(errors="replace").splitlines()[:10]:
+            if line.startswith("#--t_per_hand "):
+                try:
+                    return float(line.split()[1])
+                except (IndexError, ValueError):
+                    break
+    return default
 
 
 def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict[str, np.ndarray], int]:
@@ -306,6 +323,9 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
     per_match: dict[str, list[dict[int, float]]] = {}
     for path in logs:
         game_name, names, hands, values = read_dealer_log(path)
+        if not hands:  # aborted before its first hand (a duplicate's second half, say): nothing to draw
+            print(f"deepstack eval plot: {path}: no hands played, left out", file=sys.stderr)
+            continue
         player = player or names[0]
         if player not in names:
             raise ValueError(f"{path}: no player named {player!r} (players: {', '.join(names)})")
@@ -321,6 +341,8 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
             duplicate += [(pair[0][h] + pair[1][h]) / 2 for h in sorted(set(pair[0]) & set(pair[1]))]
     if duplicate:
         series[f"{player} duplicate"] = np.array(duplicate)
+    if not series:
+        raise ValueError(f"{', '.join(str(p) for p in logs)}: no hands played")
     return game_name, series, len(per_match)
 
 
@@ -422,9 +444,15 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             raise ValueError(f"{source}: no dealer logs (*.log) or LBR chunks (lbr-*.json) in it")
         game = load_game(args.game or game_name)
         unit = float(game.big_blind)
+        short = [name for name, v in series.items() if len(v) < 2]
+        series = {name: v for name, v in series.items() if len(v) >= 2}  # one hand has no interval
+        if not series:
+            raise ValueError(f"{source}: fewer than 2 hands to draw ({', '.join(short)})")
     except (OSError, GameDefError, ValueError, json.JSONDecodeError, ModelError) as exc:
         print(f"deepstack eval plot: error: {exc}", file=sys.stderr)
         return 2
+    for name in short:
+        print(f"deepstack eval plot: {name}: fewer than 2 hands, left out", file=sys.stderr)
     written = []
     path = out / "winnings.png"
     winnings_png(path, series, unit, title=f"{source.name} ({game.name}{pooled})")
@@ -440,7 +468,10 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         if by_street:
             path = out / "think.png"
             think_times_png(
-                path, {k: np.array(v) for k, v in by_street.items()}, limit_ms=args.limit_ms, title="think time per decision"
+                path,
+                {k: np.array(v) for k, v in by_street.items()},
+                limit_ms=args.limit_ms if args.limit_ms is not None else dealer_limit_ms(logs),
+                title="think time per decision",
             )
             written.append(path)
     for line in args.grid or []:

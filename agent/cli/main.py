@@ -207,19 +207,19 @@ def _add_match(sub: argparse._SubParsersAction) -> None:
         "--t_response",
         type=int,
         default=600_000,
-        help="dealer limit: ms per response (built-in bots plan with it; default 600000)",
+        help="dealer limit: ms per response (built-in bots plan with it where the config's bot.time is looser; default 600000)",
     )
     p.add_argument(
         "--t_hand",
         type=int,
         default=600_000,
-        help="dealer limit: ms per player per hand (built-in bots plan with it; default 600000)",
+        help="dealer limit: ms per player per hand (built-in bots plan with it where the config's is looser; default 600000)",
     )
     p.add_argument(
         "--t_per_hand",
         type=int,
         default=7_000,
-        help="dealer limit: average ms per hand (built-in bots plan with it instead of the config's bot.time; default 7000)",
+        help="dealer limit: average ms per hand (built-in bots plan with it where the config's bot.time is looser; default 7000)",
     )
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
     p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
@@ -268,8 +268,15 @@ def _run_match(args: argparse.Namespace) -> int:
             f"deepstack match: error: --start-timeout {args.start_timeout} is not a positive number of seconds", file=sys.stderr
         )
         return 2
-    # built-in seats budget their thinking from the limits this dealer enforces, not the config's
-    limits = replace(config.bot.time, t_response_ms=args.t_response, t_hand_ms=args.t_hand, t_per_hand_ms=args.t_per_hand)
+    # built-in seats budget their thinking from the limits this dealer enforces, or the config's
+    # where those are tighter (a bot may plan with less time than it is given, never with more)
+    t = config.bot.time
+    limits = replace(
+        t,
+        t_response_ms=min(t.t_response_ms, args.t_response),
+        t_hand_ms=min(t.t_hand_ms, args.t_hand),
+        t_per_hand_ms=min(t.t_per_hand_ms, args.t_per_hand),
+    )
     config = replace(config, bot=replace(config.bot, time=limits))
     if args.progress is not None and args.progress < 0:
         print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)

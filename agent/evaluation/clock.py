@@ -2,8 +2,10 @@
 
 A decision is cached (a re-solve kept from earlier), re-solved until its iteration count, or
 re-solved until its time budget ran out (``stopped_by: clock``: the anytime solver answered
-with its average strategy so far); ``out_of_time`` answers (check or fold, no re-solve: the
-bank could not pay for one) and failed decisions are counted apart.
+with its average strategy so far); ``out_of_time`` answers (check or fold: the bank could not
+pay for a re-solve, or the clock stopped one before ``bot.time.min_iterations`` and it was
+thrown away) and failed decisions are counted apart. Think times cover every decision that
+logged one, these included: a re-solve thrown away took its time all the same.
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ class StreetClock:
 
     def row(self) -> dict[str, object]:
         solved = self.by_iterations + self.by_clock
-        t = np.array(self.think_ms) if self.think_ms else np.zeros(1)
+        t = np.array(self.think_ms) if self.think_ms else np.full(1, np.nan)  # no times: n/a, not 0
+
+        def ms(x: float) -> float | None:
+            return None if np.isnan(x) else round(float(x), 1)
+
         return {
             "decisions": self.decisions,
             "cached": self.cached,
@@ -39,9 +45,9 @@ class StreetClock:
             "clock_fraction": round(self.by_clock / solved, 4) if solved else 0.0,
             "out_of_time": self.out_of_time,
             "failed": self.failed,
-            "think_ms_median": round(float(np.median(t)), 1),
-            "think_ms_p95": round(float(np.percentile(t, 95)), 1),
-            "think_ms_max": round(float(t.max()), 1),
+            "think_ms_median": ms(np.median(t)),
+            "think_ms_p95": ms(np.percentile(t, 95)),
+            "think_ms_max": ms(t.max()),
         }
 
 
@@ -60,18 +66,23 @@ def clock_report(paths: Sequence[Path], rounds: int | None = None) -> dict[str, 
     """``{street: counts}`` over the decision logs ``paths`` (``rounds``: 2 for Leduc, 4 for
     hold'em; default: from the highest street seen)."""
     per: dict[int, StreetClock] = {}
+    holdem = False
     for event in read_events(paths):
         kind = event.get("event")
-        if kind not in ("decision", "out_of_time", "decision_failed") or "street" not in event:
-            continue
-        st = per.setdefault(int(event["street"]), StreetClock())
+        street = event.get("street")
+        if kind not in ("decision", "out_of_time", "decision_failed") or not finite_number(street) or street < 0:
+            continue  # another event, or a line not written by the bot
+        st = per.setdefault(int(street), StreetClock())
         st.decisions += 1
+        if finite_number(event.get("think_ms")):
+            st.think_ms.append(float(event["think_ms"]))
+        cards = event.get("cards")
+        holdem = holdem or (isinstance(cards, str) and len(cards) >= 4)  # two hole cards: hold'em
         if kind == "out_of_time":
             st.out_of_time += 1
         elif kind == "decision_failed":
             st.failed += 1
         else:
-            st.think_ms.append(float(event.get("think_ms", 0.0)))
             stopped = event.get("stopped_by")
             if event.get("cached") or stopped is None:
                 st.cached += 1
@@ -81,17 +92,26 @@ def clock_report(paths: Sequence[Path], rounds: int | None = None) -> dict[str, 
                 st.by_iterations += 1
     if not per:
         return {}
-    rounds = rounds or (2 if max(per) < 2 else 4)
+    rounds = rounds or (4 if holdem or max(per) >= 2 else 2)
     names = STREETS.get(rounds, tuple(f"round {r + 1}" for r in range(rounds)))
     return {names[r] if r < len(names) else f"round {r + 1}": per[r].row() for r in sorted(per)}
 
 
+def finite_number(x: object) -> bool:
+    """A JSON number that can be used as one (not a bool, null, string, NaN or infinity)."""
+    return isinstance(x, int | float) and not isinstance(x, bool) and np.isfinite(x)
+
+
 def clock_lines(report: dict[str, dict[str, object]]) -> list[str]:
     """One readable line per street."""
+
+    def ms(x: object) -> str:
+        return "n/a" if x is None else str(x)
+
     return [
         f"{street}: {r['decisions']} decisions, {r['cached']} cached, {r['re_solved']} re-solved "
         f"({r['ended_by_clock']} ended by the clock, {100 * float(r['clock_fraction']):.0f}%), "  # type: ignore[arg-type]
-        f"{r['out_of_time']} out of time, {r['failed']} failed; think ms median {r['think_ms_median']}, "
-        f"p95 {r['think_ms_p95']}, max {r['think_ms_max']}"
+        f"{r['out_of_time']} out of time, {r['failed']} failed; think ms median {ms(r['think_ms_median'])}, "
+        f"p95 {ms(r['think_ms_p95'])}, max {ms(r['think_ms_max'])}"
         for street, r in report.items()
     ]

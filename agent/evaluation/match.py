@@ -16,7 +16,6 @@ folder that already holds a match's logs, so that no match is appended to anothe
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from agent.bots.config import Config
 from agent.bots.registry import bot_names, make_bot
+from agent.evaluation.clock import finite_number, read_events
 from agent.evaluation.stats import estimate
 from protocol.client import ClientSummary, play
 from protocol.dealer import (
@@ -405,15 +405,12 @@ def decision_solver_rates(decisions_log: Path, streets: Sequence[str]) -> dict[s
     """Per street, the iterations and solve seconds of each re-solved decision (cached answers
     left out) from a ``bots.jsonl``: how many iterations the solver reaches, and how fast."""
     out: dict[str, tuple[list[int], list[float]]] = {s: ([], []) for s in streets}
-    for line in decisions_log.read_text(errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
+    for event in read_events([decisions_log]):
+        street = event.get("street")
+        if event.get("event") != "decision" or event.get("cached") or not finite_number(street):
             continue
-        if event.get("event") != "decision" or event.get("cached") or not 0 <= int(event.get("street", -1)) < len(streets):
-            continue
-        if "iterations" in event and "solve_ms" in event:
-            its, secs = out[streets[int(event["street"])]]
+        if 0 <= street < len(streets) and finite_number(event.get("iterations")) and finite_number(event.get("solve_ms")):
+            its, secs = out[streets[int(street)]]
             its.append(int(event["iterations"]))
             secs.append(float(event["solve_ms"]) / 1000.0)
     return out
@@ -421,13 +418,13 @@ def decision_solver_rates(decisions_log: Path, streets: Sequence[str]) -> dict[s
 
 def decision_think_times(decisions_log: Path, streets: Sequence[str]) -> dict[str, list[float]]:
     """Seconds per decision by street (``streets[round]``) from the bots' JSON-lines log
-    (``bots.jsonl`` of a match folder); cached answers included, other lines skipped."""
+    (``bots.jsonl`` of a match folder); cached answers, out-of-time answers (a re-solve thrown
+    away took its time) and failed decisions included, other lines skipped."""
     out: dict[str, list[float]] = {s: [] for s in streets}
-    for line in decisions_log.read_text(errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
+    for event in read_events([decisions_log]):
+        street, think_ms = event.get("street"), event.get("think_ms")
+        if event.get("event") not in ("decision", "out_of_time", "decision_failed"):
             continue
-        if event.get("event") == "decision" and "think_ms" in event and 0 <= int(event.get("street", -1)) < len(streets):
-            out[streets[int(event["street"])]].append(float(event["think_ms"]) / 1000.0)
+        if finite_number(street) and finite_number(think_ms) and 0 <= street < len(streets):
+            out[streets[int(street)]].append(float(think_ms) / 1000.0)
     return out

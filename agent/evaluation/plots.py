@@ -92,6 +92,7 @@ def _running_var(v: np.ndarray) -> np.ndarray:
     s1 = np.cumsum(v)
     s2 = np.cumsum(v * v)
     var = (s2 - s1 * s1 / n) / np.maximum(n - 1, 1)
+    var[:1] = np.nan  # one hand: no spread known (not a spread of 0)
     return np.maximum(var, 0.0)
 
 

@@ -47,6 +47,11 @@ def test_a_re_solve_the_clock_stops_too_early_is_not_played(tmp_path: Path, caps
     events = [json.loads(line) for line in (logs / "bots.jsonl").read_text().splitlines()]
     early = [e for e in events if e.get("event") == "out_of_time" and e.get("reason") == "too_few_iterations"]
     assert early and all(e["iterations"] < e["min_iterations"] <= 20 and e["action"] in ("c", "f") for e in early)
+    # the thrown-away re-solve took its time all the same: it is logged and counted in the report
+    assert all(e["think_ms"] > 0 for e in early)
+    report = clock_report([logs / "bots.jsonl"], 2)
+    logged = [e["think_ms"] for e in events if e.get("event") in ("decision", "out_of_time")]
+    assert max(r["think_ms_max"] for r in report.values()) == round(max(logged), 1)  # type: ignore[type-var]
     played = [e for e in events if e.get("event") == "decision" and e["stopped_by"] is not None]
     assert all(e["iterations"] >= min(20, e["iterations_asked"]) for e in played)
 
@@ -58,12 +63,20 @@ def test_eval_clock_reads_a_log_and_refuses_what_is_not_one(tmp_path: Path, caps
         {"event": "decision", "street": 1, "cached": False, "stopped_by": "clock", "think_ms": 900.0},
         {"event": "decision", "street": 1, "cached": False, "stopped_by": "iterations", "think_ms": 300.0},
         {"event": "out_of_time", "street": 3},
+        {"event": "decision", "street": None, "think_ms": None},  # not the bot's: skipped, no traceback
+        {"event": "decision", "street": 1, "cached": True, "stopped_by": None, "think_ms": "slow"},
     ]
     log.write_text("\n".join(json.dumps(e) for e in lines) + "\nnot json\n")
     assert main(["eval", "clock", str(log), "--game", "hunl", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["flop"]["ended_by_clock"] == 1 and report["flop"]["clock_fraction"] == 0.5
+    assert report["flop"]["ended_by_clock"] == 1 and report["flop"]["clock_fraction"] == 0.5 and report["flop"]["decisions"] == 3
     assert report["preflop"]["cached"] == 1 and report["river"]["out_of_time"] == 1
+    assert report["flop"]["think_ms_max"] == 900.0 and report["river"]["think_ms_median"] is None  # n/a, not 0
+    assert main(["eval", "clock", str(log), "--game", "hunl"]) == 0
+    assert (
+        "river: 1 decisions, 0 cached, 0 re-solved (0 ended by the clock, 0%), 1 out of time, 0 failed; think ms median n/a"
+        in (capsys.readouterr().out)
+    )
     assert main(["eval", "clock", str(tmp_path / "missing.jsonl")]) == 2
     assert "no such decision log" in capsys.readouterr().err
 
@@ -100,3 +113,15 @@ def test_a_short_bank_still_plays_the_answers_solved_before(tmp_path: Path) -> N
     assert [e["hand"] for e in events if e["event"] == "out_of_time" and e["reason"] == "bank"] == [4]
     played = [e for e in events if e["event"] == "decision"]
     assert [e["hand"] for e in played] == [1, 2, 3] and all(e["cached"] and e["betting"] == "" for e in played)
+
+
+def test_eval_clock_tells_a_holdem_log_that_never_reached_the_turn_by_its_cards(tmp_path: Path) -> None:
+    log = tmp_path / "bot.jsonl"
+    lines = [
+        {"event": "decision", "street": 0, "cached": True, "stopped_by": None, "think_ms": 1.0, "cards": "AsKd"},
+        {"event": "decision", "street": 1, "cached": False, "stopped_by": "clock", "think_ms": 900.0, "cards": "AsKd"},
+    ]
+    log.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    assert set(clock_report([log])) == {"preflop", "flop"}
+    log.write_text("\n".join(json.dumps({**e, "cards": "Ks"}) for e in lines) + "\n")
+    assert set(clock_report([log])) == {"round 1", "round 2"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli.eval import match_series, read_dealer_log
+from agent.cli.eval import dealer_limit_ms, match_series, read_dealer_log
 from agent.cli.main import main
 
 
@@ -154,3 +154,35 @@ def test_a_folder_mixing_games_is_refused(tmp_path: Path, capsys: pytest.Capture
     assert capsys.readouterr().err.strip() == f"deepstack eval aivat-log: error: {expected}"
     assert main(["eval", "aivat-log", str(tmp_path / "hunl"), "--player", "call"]) == 0  # one game: fine
     assert "(95% CI" in capsys.readouterr().out
+
+
+def test_a_duplicate_whose_second_half_never_began_is_still_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The second seating aborted before its first hand leaves a header-only log: the first
+    seating is drawn, the empty log named and left out; the dealer's limit is read from the log."""
+    logs = tmp_path / "logs"
+    argv = ["match", "leduc", "6", "random", "call", "--duplicate", "--t_per_hand", "5000", "--log-dir", str(logs)]
+    assert main(argv) == 0
+    (swapped,) = logs.glob("*.swapped.log")
+    swapped.write_text("".join(line for line in swapped.read_text().splitlines(keepends=True) if line.startswith("#")))
+    capsys.readouterr()
+    assert main(["eval", "plot", str(logs), "--out", str(tmp_path / "png")]) == 0
+    assert f"{swapped}: no hands played, left out" in capsys.readouterr().err
+    assert dealer_limit_ms(sorted(logs.glob("*.log"))) == 5000.0
+    swapped.unlink()
+    (first,) = logs.glob("*.log")
+    first.write_text("".join(line for line in first.read_text().splitlines(keepends=True) if line.startswith("#")))
+    assert main(["eval", "plot", str(logs), "--out", str(tmp_path / "png2")]) == 2
+    assert "no hands played" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("values", [[], [125.0]])
+def test_lbr_chunks_with_fewer_than_two_hands_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], values: list[float]
+) -> None:
+    """No interval from one hand (the legend would say ± 0), nothing at all from none."""
+    (tmp_path / "lbr-0000000.json").write_text(json.dumps(values))
+    (tmp_path / "run.json").write_text(json.dumps({"game": "leduc", "bot": "call"}))
+    assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png")]) == 2
+    err = capsys.readouterr().err
+    assert "fewer than 2 hands to draw" in err and "Traceback" not in err
+    assert not (tmp_path / "png" / "winnings.png").exists()
