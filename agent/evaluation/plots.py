@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.evaluation.stats import z95
 from agent.solver.ranges import RANKS_DESC, class_label
 
 
@@ -62,11 +63,12 @@ def winnings_png(path: str | Path, series: dict[str, np.ndarray], unit: float, t
         cum = np.cumsum(v)
         mean = cum / n
         var = _running_var(v)
-        band = 1.96 * np.sqrt(var * n)
+        z = np.array([z95(int(k)) for k in n])  # the reported intervals' multiplier at each count
+        band = z * np.sqrt(var * n)
         line = top.plot(n, cum, label=name)[0]
         top.fill_between(n, cum - band, cum + band, color=line.get_color(), alpha=0.2)
         rate = 1000.0 * mean / unit
-        half = 1000.0 * 1.96 * np.sqrt(var / n) / unit
+        half = 1000.0 * z * np.sqrt(var / n) / unit
         start = min(len(v) - 1, max(1, len(v) // 50))  # the first few hands say nothing
         bottom.plot(
             n[start:], rate[start:], color=line.get_color(), label=f"{name}: {rate[-1]:+.0f} ± {half[-1]:.0f} mbb/g (95% CI)"

@@ -9,12 +9,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Student's t 97.5% quantiles for 1..29 degrees of freedom: below 30 values the normal 1.96
+#: gives intervals too narrow to be 95% ones (0.71 of the width at 5 values, 0.46 at 3)
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
+)  # fmt: skip
+
+
+def z95(n: int) -> float:
+    """The multiplier of the standard error for a 95% interval over ``n`` values: Student's t
+    below 30 values, the normal 1.96 from 30 on (where the two differ by under 4%); infinite
+    below two values."""
+    if n < 2:
+        return math.inf
+    return _T975[n - 2] if n - 1 <= len(_T975) else 1.96
+
 
 @dataclass(frozen=True)
 class Estimate:
-    """Mean, 95% confidence half-width (normal approximation: 1.96 sample standard deviations
-    over the square root of ``n``; infinite below two values), sample standard deviation and
-    count of a per-hand quantity, in ``unit``."""
+    """Mean, 95% confidence half-width (``z95(n)`` sample standard deviations over the square
+    root of ``n``: Student's t below 30 values, the normal 1.96 from 30 on; infinite below two
+    values), sample standard deviation and count of a per-hand quantity, in ``unit``."""
 
     mean: float
     ci95: float
@@ -40,4 +57,4 @@ def estimate(values: Sequence[float], big_blind: float | None = None) -> Estimat
         unit = "mbb/g"
     n = len(arr)
     std = float(arr.std(ddof=1)) if n > 1 else 0.0
-    return Estimate(float(arr.mean()) if n else 0.0, 1.96 * std / math.sqrt(n) if n > 1 else math.inf, std, n, unit)
+    return Estimate(float(arr.mean()) if n else 0.0, z95(n) * std / math.sqrt(n) if n > 1 else math.inf, std, n, unit)
