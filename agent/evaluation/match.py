@@ -145,8 +145,9 @@ class MatchReport:
 
 class MatchProgress:
     """One progress line every ``every`` hands (and after the last): hands done of the total, the
-    first bot's win rate so far with its 95% interval (both seatings pooled), each bot's mean
-    think time per decision (as the dealer measured it) and the seconds since the start."""
+    first bot's win rate so far with its 95% interval (in a duplicate match's second seating, per
+    deal over the deals both seatings have played, as the final report computes it), each bot's
+    mean think time per decision (as the dealer measured it) and the seconds since the start."""
 
     def __init__(
         self,
@@ -168,12 +169,15 @@ class MatchProgress:
         self._finished: list[tuple[int, int]] = [(0, 0) for _ in names]  # (decisions, µs) of ended matches
         self._current: list[tuple[int, int]] = [(0, 0) for _ in names]
         self._first_bot_seat = 0
+        self._first_match_hands = 0  # hands of the first seating, once the second has begun
 
     def start_match(self, first_bot_seat: int) -> Callable[[int, tuple[float, ...], list[SeatStats]], None]:
         """The dealer's per-hand callback for the next match, where the first bot sits in ``first_bot_seat``."""
         self._finished = [(a[0] + b[0], a[1] + b[1]) for a, b in zip(self._finished, self._current)]
         self._current = [(0, 0) for _ in self.names]
         self._first_bot_seat = first_bot_seat
+        if first_bot_seat == 1:
+            self._first_match_hands = len(self.values)
         return self._on_hand
 
     def _on_hand(self, hand_id: int, values: tuple[float, ...], stats: list[SeatStats]) -> None:
@@ -191,9 +195,16 @@ class MatchProgress:
         for name, a, b in zip(self.names, self._finished, self._current):
             decisions, micros = a[0] + b[0], a[1] + b[1]
             think.append(f"{name} {micros / 1000.0 / decisions if decisions else 0.0:.1f}")
+        first = self._first_match_hands
+        if first and done > first:  # the duplicate's second seating: deal k is hands k and first + k
+            second = self.values[first:]
+            deals = [(a + b) / 2 for a, b in zip(self.values[:first], second)]
+            rate = f"{self.names[0]} duplicate {estimate(deals, self.big_blind)} over {len(deals)} deals"
+        else:
+            rate = f"{self.names[0]} {estimate(self.values, self.big_blind)}"
         return (
             f"match: {done}/{self.total} hands ({100 * done / self.total:.0f}%), "
-            f"{self.names[0]} {estimate(self.values, self.big_blind)}, "
+            f"{rate}, "
             f"think {' / '.join(think)} ms per decision, {self.clock() - self.start:.0f} s"
         )
 

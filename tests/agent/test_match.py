@@ -165,8 +165,13 @@ def test_progress_lines_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[
 
     code = main(["match", "leduc", "10", "call", "random", "--duplicate", "--progress", "7", "--log-dir", str(tmp_path / "b")])
     assert code == 0
-    lines = [l for l in capsys.readouterr().err.splitlines() if l.startswith("match: ")]
+    captured = capsys.readouterr()
+    lines = [l for l in captured.err.splitlines() if l.startswith("match: ")]
     assert [l.split()[1] for l in lines] == ["7/20", "14/20", "20/20"]
+    # in the second seating, per deal over the deals both have played, as the report at the end
+    assert "call duplicate" not in lines[0] and "call duplicate " in lines[1] and "over 4 deals" in lines[1]
+    last = lines[-1].split(", ")[1].removeprefix("call duplicate ")
+    assert f"call duplicate: {last}" in captured.out
     assert main(["match", "leduc", "10", "call", "random", "--progress", "0", "--log-dir", str(tmp_path / "c")]) == 0
     assert "match: " not in capsys.readouterr().err
     assert main(["match", "leduc", "10", "call", "random", "--progress", "-1", "--log-dir", str(tmp_path / "d")]) == 2
