@@ -6,7 +6,7 @@
 #                          --build-arg BASE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 \
 #                          --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu124 .
 # Ray cluster nodes for data generation (deepstack generate --ray-address):
-#                       docker build -t deepstack:ray --build-arg EXTRAS=[ray] .
+#                       docker build -t deepstack:ray --build-arg 'EXTRAS=[ray]' .
 ARG BASE=python:3.11-slim
 FROM ${BASE}
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
@@ -22,15 +22,22 @@ RUN apt-get update \
  && python3.11 -c "import os, sys, sysconfig; h = os.path.join(sysconfig.get_paths()['include'], 'Python.h'); \
 os.path.isfile(h) or sys.exit('no ' + h + ': the cffi build needs the Python 3.11 headers (python3.11-dev)')" \
  && rm -rf /var/lib/apt/lists/*
+# torch in a layer of its own, before our files: a change to the code does not download it again
+RUN python3.11 -m pip install --index-url ${TORCH_INDEX} "torch>=2.4,<2.14"
 WORKDIR /opt/deepstack
 COPY pyproject.toml setup.py README.md config.yaml ./
 COPY native ./native
 COPY protocol ./protocol
 COPY agent ./agent
 COPY models ./models
-RUN python3.11 -m pip install --index-url ${TORCH_INDEX} "torch>=2.4,<2.14" \
- && python3.11 -m pip install ".${EXTRAS}" \
+RUN python3.11 -m pip install ".${EXTRAS}" \
  && apt-get purge -y gcc libc6-dev && apt-get autoremove -y
 ENV DEEPSTACK_CONFIG=/opt/deepstack/config.yaml
+# not root; its home is the working folder, where relative log paths (--log-json) are written
+RUN useradd --create-home --shell /usr/sbin/nologin deepstack
+USER deepstack
+WORKDIR /home/deepstack
+# `docker run IMAGE ARGS` is `deepstack play ARGS`; other commands: docker run --entrypoint deepstack IMAGE COMMAND ...
+# `docker stop` ends a match as Ctrl-C does (the bot handles SIGTERM as PID 1), its logs whole
 ENTRYPOINT ["deepstack", "play"]
 CMD ["--help"]
