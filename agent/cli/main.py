@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import os
 import signal
 import sys
 import threading
@@ -957,9 +958,14 @@ class _Terminated:
     ``docker stop`` waits its grace period and kills the bot mid-write."""
 
     received = False
+    pid = 0  # the process that installed the handler: forked workers inherit it, and die as usual
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
+        if os.getpid() != cls.pid:  # a pool stopping its workers: SIGTERM's default, no traceback
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         cls.received = True
         raise KeyboardInterrupt
 
@@ -969,7 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = " ".join(argv[:2] if argv and argv[0] in ("eval", "bench") else argv[:1])
     previous = None
     if threading.current_thread() is threading.main_thread():
-        _Terminated.received = False
+        _Terminated.received, _Terminated.pid = False, os.getpid()
         previous = signal.signal(signal.SIGTERM, _Terminated.handler)
     try:
         if command == "dealer":

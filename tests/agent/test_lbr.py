@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -243,14 +244,17 @@ def test_a_changed_deepstack_bot_does_not_resume_its_old_chunks(tmp_path: Path) 
     check_lbr_run(tmp_path, run)  # a folder from before the key was recorded resumes on the rest
 
 
-def test_ctrl_c_stops_the_workers_and_keeps_the_finished_chunks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_the_workers_and_keeps_the_finished_chunks(tmp_path: Path, sig: int) -> None:
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops a run with workers
-    at once: one line, status 130, no traceback, no worker left, every chunk on disk whole."""
+    at once: one line, status 130, no traceback, no worker left, every chunk on disk whole. SIGTERM
+    to the group (``docker stop``, a batch system) the same, with status 143: the forked workers
+    die of it as usual, without the parent's handler."""
     out = tmp_path / "run"
     command = [sys.executable, "-m", "agent.cli.main", "eval", "lbr", "--game", "leduc", "--bot", "random"]
     command += ["--setting", "fcpa/fcpa", "--hands", "1000000", "--chunk", "500", "--workers", "2", "--out", str(out)]
-    returncode, err, left = interrupt_when(command, lambda: len(list(out.glob("lbr-*.json"))) >= 2)
-    assert returncode == 130
+    returncode, err, left = interrupt_when(command, lambda: len(list(out.glob("lbr-*.json"))) >= 2, sig=sig)
+    assert returncode == (130 if sig == signal.SIGINT else 143)
     assert "Traceback" not in err and "deepstack eval lbr: interrupted" in err and "the same command resumes" in err
     assert not left  # the workers are gone with the parent
     chunks = sorted(out.glob("lbr-*.json"))
