@@ -21,7 +21,7 @@ from protocol.bot import Bot
 from protocol.gamedef import SHORT_NAMES, Game, load_game
 from protocol.logs import get_logger, process_seconds
 from protocol.matchstate import MatchState, MatchStateError, parse_matchstate
-from protocol.state import CALL, LIMIT_RAISE, Action, ActionKind, raise_to
+from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, raise_to
 
 VERSION_LINE = b"VERSION:2.0.0\r\n"
 #: The longest line (bytes before its ``\n``) either side reads: the ACPC dealer's read buffer
@@ -150,18 +150,22 @@ def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
 
 
 def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
-    """The bot's action if it is legal; otherwise the nearest legal one. Second item: replaced?"""
+    """The bot's action if it is legal; otherwise the nearest legal one (a raise's size clamped to
+    the legal range; anything else, or a bot error: check, or fold to a bet). Second item: replaced?"""
     state = view.state
+    # what replaces a failed or unusable decision costs nothing more: check, or fold to a bet (a
+    # call could be of an all-in, the whole stack on a bug)
+    cheapest = CALL if state.amount_to_call() == 0 else FOLD
     try:
         action = bot.act(view)
     except Exception:  # a decision must never end the match
-        log.exception("bot_error", hand=view.hand_id, betting=state.betting_string())
-        return CALL, True
+        log.exception("bot_error", hand=view.hand_id, betting=state.betting_string(), sent=str(cheapest))
+        return cheapest, True
     if isinstance(action, Action) and state.is_legal(action):
         if state.game.is_limit and action.kind is ActionKind.RAISE:
             return LIMIT_RAISE, False  # a limit raise's size is implied: the wire says `r` alone
         return action, False
-    fallback = CALL
+    fallback = cheapest
     bounds = state.raise_bounds()
     if isinstance(action, Action) and action.kind is ActionKind.RAISE and bounds is not None:
         fallback = raise_to(min(max(action.size, bounds[0]), bounds[1])) if state.game.is_nolimit else LIMIT_RAISE

@@ -213,6 +213,22 @@ def test_bot_errors_and_illegal_actions_are_replaced(hunl: Game) -> None:
     assert [r.rsplit(":", 1)[1] for r in peer.replies] == ["r20000", "r20000"]
 
 
+def test_a_bot_error_facing_a_bet_folds_instead_of_calling_the_stack(hunl: Game) -> None:
+    """A bug must not cost more than what is in the pot: facing an all-in, a failed or unusable
+    decision folds (a call was the whole stack); with nothing to call it checks."""
+    from protocol.client import safe_action
+    from protocol.matchstate import parse_matchstate
+
+    class Garbage(BaseBot):
+        def act(self, view: MatchState) -> Action:
+            return "call"  # type: ignore[return-value]
+
+    shove = parse_matchstate("MATCHSTATE:0:0:r20000:7h2c|", hunl)
+    assert [str(safe_action(bot, shove)[0]) for bot in (Exploding(), Garbage())] == ["f", "f"]
+    checked_to = parse_matchstate("MATCHSTATE:0:0:c:7h2c|", hunl)
+    assert [str(safe_action(bot, checked_to)[0]) for bot in (Exploding(), Garbage())] == ["c", "c"]
+
+
 def test_a_sized_limit_raise_goes_out_as_r_alone(hul: Game) -> None:
     """The bot may give a limit raise its raise-to amount (legal); the wire form is ``r``."""
     from protocol.client import safe_action
