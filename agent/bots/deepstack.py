@@ -162,13 +162,18 @@ class DeepStackBot(BaseBot):
             if self._unpaid_s:
                 self.timing.spent(self._unpaid_s)
                 self._unpaid_s = 0.0
-            cards = list(view.our_cards) + list(view.state.board)
-            conventions = self.game.conventions_containing(cards)
-            if not conventions:
-                raise ValueError(f"cards {cards} belong to no deck convention of {self.game.name}")
-            self._seat = self._seat_for(conventions[0])
-            self._seat.resolver.start_hand(view.position)
-        assert self._seat is not None
+            try:
+                cards = list(view.our_cards) + list(view.state.board)
+                conventions = self.game.conventions_containing(cards)
+                if not conventions:
+                    raise ValueError(f"cards {cards} belong to no deck convention of {self.game.name}")
+                self._seat = self._seat_for(conventions[0])
+                self._seat.resolver.start_hand(view.position)
+            except Exception:  # out of memory, say: never play this hand on the last hand's memory
+                self._degraded = True
+                raise  # the client logs it
+        if self._seat is None:  # no hand was ever set up: act() checks or folds (degraded)
+            return
         if not self._degraded:
             try:
                 self._seat.resolver.observe(view.state)
@@ -185,7 +190,8 @@ class DeepStackBot(BaseBot):
     def act(self, view: MatchState) -> Action:
         if self._seat is None or view.hand_id != self._hand:
             self.observe(view)
-        assert self._seat is not None
+        if self._seat is None:  # the hand could not be set up (observe raised; the client logged it)
+            return check_or_fold(view.state)
         start = self._turn_started if self._turn_started is not None else time.monotonic()
         self._turn_started = None
         seat = self._seat

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import structlog
 
 from agent.bots.config import StreetConfig, WarmStartConfig, load_config
 from agent.bots.deepstack import DeepStackBot
@@ -113,6 +114,41 @@ def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, m
         assert action == ("f" if view.state.amount_to_call() > 0 else "c"), line
         sent[action] += 1
     assert sent["c"] > 0 and sent["f"] > 0 and summary.fallback_actions == 0
+
+
+def test_a_hand_that_cannot_be_set_up_is_not_played_on_the_last_hands_memory(
+    hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the new hand's set-up fails (out of memory), that hand is checked or folded, not
+    re-solved from the previous hand's range and values (in the same position nothing else
+    would stop it); the next hand is played again."""
+    summary = ClientSummary()
+    hands: dict[int, list[str]] = {}
+    for line in dealer_lines():
+        hands.setdefault(parse_matchstate(line, hunl).hand_id, []).append(line)
+    ids = list(hands)
+    position = {h: parse_matchstate(hands[h][0], hunl).position for h in ids}
+    k = next(k for k in range(1, len(ids) - 1) if position[ids[k]] == position[ids[k - 1]])
+    broken_hand, next_hand = ids[k], ids[k + 1]
+    for h in ids[:k]:
+        for line in hands[h]:
+            _handle_line(line, hunl, fast_bot, summary)
+    start_hand = ContinualResolver.start_hand
+    failures = iter([MemoryError("injected")])
+
+    def failing_once(self: ContinualResolver, position: int) -> None:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        start_hand(self, position)
+
+    monkeypatch.setattr(ContinualResolver, "start_hand", failing_once)
+    with structlog.testing.capture_logs() as events:
+        for line in hands[broken_hand] + hands[next_hand]:
+            _handle_line(line, hunl, fast_bot, summary)
+    broken = [e for e in events if e.get("hand") == broken_hand and e["event"] in ("decision", "decision_failed")]
+    assert broken and all(e["event"] == "decision_failed" for e in broken)  # never a re-solve on stale memory
+    assert [e for e in events if e.get("hand") == next_hand and e["event"] == "decision"]  # the next hand plays
 
 
 def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
