@@ -106,7 +106,7 @@ class ClientSummary:
     #: how the match ended: ``complete`` (the dealer closed after a finished hand), ``lost`` (the
     #: connection ended or broke in the middle of a hand, or before the dealer sent a state),
     #: ``silent`` (no line within the read timeout), ``wrong_game`` (the dealer's states are those
-    #: of another shipped game)
+    #: of another shipped game), ``interrupted`` (Ctrl-C or SIGTERM)
     ended: str = "complete"
     #: the last state the dealer sent: its hand number, and whether that hand was still being played
     last_hand: int | None = None
@@ -244,6 +244,8 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
                     received = time.perf_counter()
             if summary.ended != "complete":  # a line above ended the match
                 break
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the summary and the log say where the match stood
+        summary.ended, summary.error = "interrupted", "interrupted (Ctrl-C or SIGTERM)"
     finally:
         sock.close()
         bot.end_match()

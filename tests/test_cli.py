@@ -520,3 +520,42 @@ def test_dockerfile_has_python_headers_in_every_variant() -> None:
         timeout=60,
     )
     assert fake.returncode == 1 and "no /nonexistent/Python.h: the cffi build needs the Python 3.11 headers" in fake.stderr
+
+
+def test_sigterm_ends_play_with_its_summary_and_log(tmp_path: Path) -> None:
+    """``docker stop`` on a playing seat: status 143, the summary line on stdout, the error naming
+    the hand, and the decision log ending with the match's end."""
+    import json
+    import time
+
+    dealer = subprocess.Popen(
+        deepstack() + ["dealer", "m", "leduc", "100000", "3", "A", "B", "-q", "--log-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert dealer.stdout is not None
+    ports = dealer.stdout.readline().split()
+    log = tmp_path / "seat.jsonl"
+    seat = subprocess.Popen(
+        deepstack() + ["play", "--game", "leduc", "--bot", "random", "--port", ports[0], "--log-json", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    other = subprocess.Popen(deepstack() + ["play", "--game", "leduc", "--bot", "call", "--port", ports[1]])
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (log.exists() and "first_action" in log.read_text()):
+            time.sleep(0.2)
+        time.sleep(1.0)
+        seat.send_signal(signal.SIGTERM)
+        out, err = seat.communicate(timeout=60)
+    finally:
+        for proc in (seat, other, dealer):
+            proc.kill()
+            proc.wait()
+    assert seat.returncode == 143, err
+    assert out.startswith("hands=") and "the match did not finish (interrupted)" in err and "Traceback" not in err
+    last = json.loads(log.read_text().splitlines()[-1])
+    assert last["event"] == "match_not_finished" and last["ended"] == "interrupted"

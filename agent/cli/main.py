@@ -77,8 +77,9 @@ PLAY_EPILOG = """exit codes:
   3  the connection was lost in the middle of a hand (the dealer died or closed it), or the
      dealer closed it before sending a state
   4  the dealer sent nothing for client.read_timeout_s seconds (off unless set)
-In 3 and 4 the summary line is printed, the error names the last hand and its betting (if any),
-and the logs are kept as written up to then.
+  130, 143  interrupted: Ctrl-C, or SIGTERM (docker stop)
+In 3, 4, 130 and 143 the summary line is printed, the error names the last hand and its betting
+(if any), and the logs are kept as written up to then.
 
 a dealer to play against: deepstack dealer m hunl 1000 0 deepstack opponent -p 18791,18792
 
@@ -86,7 +87,7 @@ example (seat 1 of that dealer):
   deepstack play --host 127.0.0.1 --port 18791 --game hunl --log-json decisions.jsonl"""
 
 #: exit status of ``deepstack play`` by how the match ended
-PLAY_EXIT = {"complete": 0, "lost": 3, "silent": 4, "wrong_game": 2}
+PLAY_EXIT = {"complete": 0, "lost": 3, "silent": 4, "wrong_game": 2, "interrupted": 130}
 
 
 def _add_play(sub: argparse._SubParsersAction) -> None:
