@@ -704,6 +704,25 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.epochs < 1 or args.batch_size < 1:
         print("deepstack train: error: --epochs and --batch-size must be at least 1", file=sys.stderr)
         return 2
+    wrong = [
+        f"--{name.replace('_', '-')} {value}"
+        for name, value, ok in (
+            ("hidden", args.hidden, args.hidden >= 1),
+            ("layers", args.layers, args.layers >= 1),
+            ("lr", args.lr, args.lr > 0),
+            ("lr_late", args.lr_late, args.lr_late >= 0),
+            ("lr_drop_epoch", args.lr_drop_epoch, args.lr_drop_epoch >= 0),
+            ("weight_decay", args.weight_decay, args.weight_decay >= 0),
+        )
+        if not ok
+    ]
+    if wrong:  # a network of no width, a negative decay (silently plain Adam), ...: nothing worth training
+        print(
+            f"deepstack train: error: {', '.join(wrong)}: --hidden and --layers must be at least 1, --lr positive, "
+            "--lr-late, --lr-drop-epoch and --weight-decay not negative",
+            file=sys.stderr,
+        )
+        return 2
     spec = TrainSpec(
         epochs=args.epochs,
         batch_size=args.batch_size,

@@ -98,18 +98,41 @@ def parse_budget(text: str) -> float:
     return value
 
 
-def _generate_until(spec: GenerateSpec, out: Path, deadline: float, on_shard: Callable[[int], None] | None = None) -> None:
-    """One worker: shards of ``spec`` into ``out`` until ``deadline`` (``time.time()``), at least
-    one; ``on_shard`` hears of each shard's situations (in-process runs: the progress bar)."""
+#: situations a stage makes whatever its time (over all its workers): one held out, one trained on
+MIN_STAGE_SITUATIONS = 2
+#: held-out rows below which the report does not say whether a network beats the shipped one
+MIN_COMPARED = 20
+
+
+def _generate_until(
+    spec: GenerateSpec,
+    out: Path,
+    deadline: float,
+    on_shard: Callable[[int], None] | None = None,
+    min_shards: int = 1,
+) -> None:
+    """One worker: shards of ``spec`` into ``out`` until ``deadline`` (``time.time()``), with at
+    least ``min_shards`` in ``out`` (earlier runs' count: a resumed stage whose time is spent makes
+    none, and its training checkpoint, made on that data, still holds). A shard the last one's
+    time says would end past the deadline is not started. ``on_shard`` hears of each shard's
+    situations (in-process runs: the progress bar)."""
     torch.set_num_threads(1)
     done = len(shard_files(out))
-    made = 0
-    while made == 0 or time.time() < deadline:
+    last_s = 0.0
+    while done < min_shards or time.time() + last_s < deadline:
         done += 1
+        started = time.time()
         generate(replace(spec, situations=done * spec.shard_size), out, progress=False, command="deepstack campaign")
-        made += 1
+        last_s = time.time() - started
         if on_shard is not None:
             on_shard(spec.shard_size)
+
+
+def write_state(path: Path, state: dict[str, Any]) -> None:
+    """``campaign.json`` written whole or not at all (a kill in the middle keeps the previous one)."""
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_text(json.dumps(state, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def _situations(folders: list[Path], specs: list[GenerateSpec]) -> int:
@@ -238,15 +261,16 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
     origin = start - elapsed_before  # the campaign's start, as if every run had been one
     if any(street not in stages for street in STAGES):
         state["spec"] = spec_record(spec)
-        state_path.write_text(json.dumps(state, indent=1) + "\n")
+        write_state(state_path, state)
         try:
             _run_stages(spec, state, origin, game, progress)
         finally:  # also when stopped (Ctrl-C) or failed: the time it used counts against the budget
             state["elapsed_s"] = elapsed_before + time.time() - start
-            state_path.write_text(json.dumps(state, indent=1) + "\n")
+            write_state(state_path, state)
     report = {
         "budget_s": spec.budget_s,
-        "seconds": time.time() - start,
+        # every run of the campaign (a rerun of a finished one adds nothing)
+        "seconds": float(state.get("elapsed_s", time.time() - start)),
         "workers": spec.workers,
         "device": spec.device,
         "cpus": os.cpu_count(),
@@ -303,16 +327,23 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
         ]
         before = [len(shard_files(f)) for f in folders]
         errors: list[str] = []
+
+        def min_shards(ws: GenerateSpec) -> int:  # each worker's share of the stage's least situations
+            return max(1, math.ceil(MIN_STAGE_SITUATIONS / (spec.workers * ws.shard_size)))
+
         bar = tqdm(desc=f"generate {street}", unit=" situations", disable=not progress)
         if spec.workers == 1:  # no process to start: in this one, on one thread
             threads = torch.get_num_threads()
             try:
-                _generate_until(worker_specs[0], folders[0], gen_deadline, bar.update)
+                _generate_until(worker_specs[0], folders[0], gen_deadline, bar.update, min_shards(worker_specs[0]))
             finally:
                 torch.set_num_threads(threads)
         else:
             with worker_pool(spec.workers, mp_context=ctx) as pool:  # Ctrl-C stops the workers at once
-                jobs = [pool.submit(_generate_until, ws, folder, gen_deadline) for ws, folder in zip(worker_specs, folders)]
+                jobs = [
+                    pool.submit(_generate_until, ws, folder, gen_deadline, None, min_shards(ws))
+                    for ws, folder in zip(worker_specs, folders)
+                ]
                 while wait(jobs, timeout=2.0).not_done:  # the shards written so far, as the workers go
                     bar.update(_situations(folders, worker_specs) - bar.n)
                 errors = _failures(jobs, devices)
@@ -322,7 +353,7 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
         # counted from the shards on disk: a worker that failed keeps what it wrote
         made_by = [_situations([f], [ws]) - b * ws.shard_size for f, b, ws in zip(folders, before, worker_specs)]
         made = int(sum(made_by))
-        if made == 0:
+        if made == 0 and not any(before):
             raise ValueError(f"campaign stage {street}: no worker made a situation: {'; '.join(errors)}")
         folders = [f for f in folders if f.exists() and shard_files(f)]
         table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
@@ -352,6 +383,7 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
         network = (net_dir / f"{street}.pt").resolve()  # the next stage's leaves, wherever it runs from
         entry = checked_file(network)[1]
         situations = int(stats["situations"])  # every shard of the stage, this run's and earlier runs'
+        held_out = len(validation_split(situations, tspec)[0])
         stages[street] = {
             "network": str(network),
             "situations": situations,
@@ -360,10 +392,11 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
             "train_seconds": time.time() - train_started,
             "epochs": len(json.loads((net_dir / f"{street}.history.json").read_text())),
             "validation_loss": float(stats["validation_loss"]),
-            "held_out": len(validation_split(situations, tspec)[0]),
+            "held_out": held_out,
             "shipped": SHIPPED[street],
             "shipped_validation_loss": shipped,
-            "beats_shipped": shipped is not None and float(stats["validation_loss"]) < shipped,
+            # on a handful of held-out rows the comparison says nothing: not made (None)
+            "beats_shipped": None if shipped is None or held_out < MIN_COMPARED else float(stats["validation_loss"]) < shipped,
             "loss_curve": str(net_dir / f"{street}.loss.png"),
             "sha256": entry["sha256"],
             "leaves": next_net,
@@ -373,7 +406,11 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
             # an averaged shipped network starts the run from one member (agent/training/train.py)
             "initialized_from_member": (entry.get("initialized_from") or {}).get("member"),
         }
-        state_path.write_text(json.dumps(state, indent=1) + "\n")
+        state["elapsed_s"] = time.time() - origin  # a kill -9 later still finds this stage's time counted
+        write_state(state_path, state)
+
+
+BEATS = {True: "yes", False: "no", None: f"- (under {MIN_COMPARED} held out)"}
 
 
 def report_markdown(report: dict[str, Any]) -> str:
@@ -382,7 +419,13 @@ def report_markdown(report: dict[str, Any]) -> str:
         "# Campaign report",
         "",
         f"Budget {report['budget_s']:.0f} s, took {report['seconds']:.0f} s; {report['workers']} worker process(es) "
-        f"on {report['device']} ({report['cpus']} CPUs).",
+        f"on {report['device']} ({report['cpus']} CPUs)."
+        + (
+            f" Over the budget: every stage makes at least {MIN_STAGE_SITUATIONS} situations (a river shard "
+            "is 256) and trains at least one epoch, whatever its share of the time."
+            if report["seconds"] > 1.05 * report["budget_s"]
+            else ""
+        ),
         "",
         "| network | situations | solved/s | epochs | validation Huber | held out | shipped on them | beats it | curve |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -396,7 +439,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         curve = Path(s["loss_curve"]).relative_to(Path(s["loss_curve"]).parents[2])
         lines.append(
             f"| {street} | {s['situations']} | {rate} | {s['epochs']} | {s['validation_loss']:.4f} | {s['held_out']} | "
-            f"{shipped} | {'yes' if s['beats_shipped'] else 'no'} | [{curve}]({curve}) |"
+            f"{shipped} | {'-' if s['shipped_validation_loss'] is None else BEATS[s['beats_shipped']]} | [{curve}]({curve}) |"
         )
     for street in STAGES:
         s = report["stages"].get(street)

@@ -360,6 +360,11 @@ def train(
     n = len(x)
     rng = np.random.default_rng(spec.seed)
     val_idx, train_idx = validation_split(n, spec, rng)
+    if len(train_idx) == 0:  # every row held out: the "network" would be its random start
+        raise ValueError(
+            f"{', '.join(map(str, data_dirs))}: {n} situation(s), too few to train on "
+            "(at least 2: one is held out for validation)"
+        )
     n_val = len(val_idx)
     X, Y, M = (torch.as_tensor(a) for a in (x, y, m))
     net = ValueNet(net_spec)

@@ -526,6 +526,16 @@ def test_training_refuses_data_of_another_game_and_runs_that_cannot_train(
     space = HandSpace(leduc)
     with pytest.raises(ValueError, match="epochs must be at least 1"):
         train(data, out, space.size, len(space.deck), TrainSpec(epochs=0), "x", progress=False)
+    for option in (["--hidden", "0"], ["--layers", "-1"], ["--weight-decay", "-1"], ["--lr-drop-epoch", "-5"]):
+        assert main([*base, "--game", "leduc", "--epochs", "1", *option]) == 2  # no network worth training
+        err = capsys.readouterr().err
+        assert f"{option[0]} {option[1]}" in err and "Traceback" not in err and not (out / "x.pt").exists()
+    # one situation: all of it held out, nothing to train on (the random start was exported as trained)
+    one = tmp_path / "one"
+    generate(GenerateSpec(game="leduc", round=1, situations=1, shard_size=1, seed=1, iterations=20), one, progress=False)
+    assert main(["train", "--data", str(one), "--out", str(out), "--name", "x", "--game", "leduc", "--epochs", "1"]) == 2
+    assert "1 situation(s), too few to train on (at least 2" in capsys.readouterr().err
+    assert not (out / "x.pt").exists()
 
 
 def test_a_manifest_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1141,7 +1151,7 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     before = (out / "campaign.json").read_text()
     assert main(args) == 0  # every stage done: kept as it is
     assert (out / "campaign.json").read_text() == before
-    # a stage resumed (its time long spent: one shard per worker, one epoch) reports all its shards
+    # a stage resumed with its time long spent makes no more data (one epoch) and reports all its shards
     state = json.loads(before)
     del state["stages"]["preflop-aux"]
     (out / "campaign.json").write_text(json.dumps(state))
@@ -1150,7 +1160,7 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert main(args) == 0
     stage = json.loads((out / "report.json").read_text())["stages"]["preflop-aux"]
     total = sum(len(shard_files(d)) for d in aux)  # shards of one situation
-    assert total > earlier and stage["situations"] == total
+    assert total == earlier and stage["situations"] == total  # no new data: its training checkpoint still holds
     assert json.loads((out / "campaign.json").read_text())["elapsed_s"] > state["elapsed_s"]
     capsys.readouterr()
     assert main([*args, "--seed", "1", "--layers", "3"]) == 2  # other settings: refused, naming them
@@ -1205,6 +1215,29 @@ def test_campaign_deadlines_seeds_and_records(
     err = capsys.readouterr().err
     assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: unreadable campaign record")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_campaign_worker_makes_its_least_shards_and_no_more_once_its_time_is_spent(tmp_path: Path) -> None:
+    """Whatever the budget, a stage has data to train on (here 2 shards of one situation); a
+    resumed stage whose time is spent makes none (its training checkpoint, made on that data,
+    still holds); a shard the previous one's time says would end past the deadline is not begun."""
+    import time
+
+    from agent.training.campaign import _generate_until
+
+    spec = GenerateSpec(game="leduc", round=1, situations=1, shard_size=1, seed=3, iterations=5)
+    out = tmp_path / "data"
+    _generate_until(spec, out, deadline=0.0, min_shards=2)
+    assert len(shard_files(out)) == 2
+    _generate_until(spec, out, deadline=0.0, min_shards=2)
+    assert len(shard_files(out)) == 2
+    slow = replace(spec, iterations=400)
+    ends = [time.time()]
+    _generate_until(slow, tmp_path / "timed", deadline=0.0, on_shard=lambda n: ends.append(time.time()), min_shards=3)
+    shard_s = min(b - a for a, b in zip(ends, ends[1:]))  # warmed up: the fastest of three
+    # the first shard ends about a third of a shard before the deadline: the second is not begun
+    _generate_until(slow, tmp_path / "slow", deadline=time.time() + 1.5 * shard_s)
+    assert len(shard_files(tmp_path / "slow")) == 1
 
 
 def test_campaign_from_shipped_starts_each_network_from_the_shipped_one() -> None:
