@@ -33,7 +33,7 @@ from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net, trained_seeds
 from agent.nets.valuenet import masked_huber, resolve_precision
 from agent.solver.workers import worker_pool
-from agent.training.datagen import NEXT_STREET, GenerateSpec, alternating_updates, generate, shard_files
+from agent.training.datagen import NEXT_STREET, GenerateSpec, alternating_updates, generate, shard_files, write_json
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, load_datasets, train, validation_split
 from protocol.gamedef import Game, load_game
@@ -126,13 +126,6 @@ def _generate_until(
         last_s = time.time() - started
         if on_shard is not None:
             on_shard(spec.shard_size)
-
-
-def write_state(path: Path, state: dict[str, Any]) -> None:
-    """``campaign.json`` written whole or not at all (a kill in the middle keeps the previous one)."""
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(json.dumps(state, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def _situations(folders: list[Path], specs: list[GenerateSpec]) -> int:
@@ -261,12 +254,12 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
     origin = start - elapsed_before  # the campaign's start, as if every run had been one
     if any(street not in stages for street in STAGES):
         state["spec"] = spec_record(spec)
-        write_state(state_path, state)
+        write_json(state_path, state)
         try:
             _run_stages(spec, state, origin, game, progress)
         finally:  # also when stopped (Ctrl-C) or failed: the time it used counts against the budget
             state["elapsed_s"] = elapsed_before + time.time() - start
-            write_state(state_path, state)
+            write_json(state_path, state)
     report = {
         "budget_s": spec.budget_s,
         # every run of the campaign (a rerun of a finished one adds nothing)
@@ -407,7 +400,7 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
             "initialized_from_member": (entry.get("initialized_from") or {}).get("member"),
         }
         state["elapsed_s"] = time.time() - origin  # a kill -9 later still finds this stage's time counted
-        write_state(state_path, state)
+        write_json(state_path, state)
 
 
 BEATS = {True: "yes", False: "no", None: f"- (under {MIN_COMPARED} held out)"}

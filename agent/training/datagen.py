@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 import zipfile
@@ -630,7 +631,15 @@ def _start_harvest(folder: Path, meta: dict) -> None:
                 "resuming would mix them; give another --out"
             )
     folder.mkdir(exist_ok=True)
-    record.write_text(json.dumps(meta, indent=1))
+    write_json(record, meta)
+
+
+def write_json(path: Path, data: dict) -> None:
+    """A record (``generate.json``, ``campaign.json``) written whole or not at all: under a hidden
+    name, then renamed, so that a run killed mid-write leaves the previous record readable."""
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -743,7 +752,7 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     earlier = recorded.get("runs") or [{k: recorded[k] for k in ("command", "code_version") if k in recorded}]
     kept = {k: recorded[k] for k in ("command", "code_version", "note") if k in recorded}
     record = {**meta_base, **kept, "runs": [r for r in earlier if r] + [run]}
-    (out / "generate.json").write_text(json.dumps(record, indent=1))
+    write_json(out / "generate.json", record)
     if spec.harvest_river > 0:
         _start_harvest(out / harvest.FOLDER, _harvest_meta(record))
     return meta_base
