@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -276,6 +276,19 @@ def canonical_rows(x: np.ndarray, y: np.ndarray, m: np.ndarray, space: HandSpace
     return xs, ys, ms
 
 
+def _checkpoint_changes(ckpt: Any, spec: TrainSpec, net_spec: NetSpec, fingerprint: str) -> str:
+    """What differs between a checkpoint's run and this one, e.g. ``epochs 200 -> 100, the data``."""
+    if not isinstance(ckpt, dict):
+        return "not a checkpoint of deepstack train"
+    changes = []
+    for recorded, now in ((ckpt.get("spec"), asdict(spec)), (ckpt.get("net"), net_spec.to_dict())):
+        recorded = recorded if isinstance(recorded, dict) else {}
+        changes += [f"{k} {recorded.get(k)} -> {v}" for k, v in now.items() if recorded.get(k) != v]
+    if ckpt.get("data") != fingerprint:
+        changes.append("the data (or the --init network)")
+    return ", ".join(changes) or "unknown"
+
+
 def validation_split(n: int, spec: TrainSpec, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rows held out for validation and the rows trained on, of ``n`` (``rng``: the run's
     generator, ``np.random.default_rng(spec.seed)`` when not given): the same split for any
@@ -400,7 +413,8 @@ def train(
             history, best, start_epoch, best_state = ckpt["history"], ckpt["best"], ckpt["epoch"], ckpt["best_state"]
             print(f"{ckpt_path}: resuming after epoch {start_epoch}", file=sys.stderr)
         elif ckpt is not None:  # an unreadable one is said above
-            print(f"{ckpt_path}: left by a run with other data or settings; training from the start", file=sys.stderr)
+            changed = _checkpoint_changes(ckpt, spec, net_spec, fingerprint)
+            print(f"{ckpt_path}: left by a run with other data or settings ({changed}); training from the start", file=sys.stderr)
     for _ in range(start_epoch):  # the batch orders of the epochs done: a resumed run goes on as one run would
         rng.permutation(train_idx)
     bar = tqdm(

@@ -463,12 +463,15 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(
     assert "tiny.ckpt: unreadable checkpoint" in err and "training from the start" in err and "other data" not in err
     generate(spec, data, progress=False)  # the same command, run longer: 32 situations
     again = run()
-    assert "training from the start" in capsys.readouterr().err
+    assert "other data or settings (the data (or the --init network)); training from the start" in capsys.readouterr().err
     assert len(again) == 3 and again[0]["train"] != first[0]["train"]
     assert (
         load_value_net(out / "tiny.pt")[1]["training_situations"] + load_value_net(out / "tiny.pt")[1]["validation_situations"]
         == 32
     )
+    tspec = TrainSpec(epochs=4, batch_size=8, hidden=16, layers=2, lr_drop_epoch=2)  # and the settings are named
+    run()
+    assert "other data or settings (epochs 3 -> 4); training from the start" in capsys.readouterr().err
 
 
 def test_an_interrupted_then_resumed_run_trains_the_network_of_one_run(
