@@ -651,6 +651,14 @@ def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
 #: and their index, so asking for more extends the same sequence), where the solves run and how
 #: many share a solver call (a batch changes values only by rounding: :mod:`agent.solver.forest`)
 RESUMABLE_FIELDS = ("situations", "device", "threads", "batch")
+#: a recorded field as the command line sets it, where the two names differ
+OPTION_OF = {
+    "round": "round (--round or --street)",
+    "alternating": "alternating updates (--updates)",
+    "next_net": "next street's network (--river-net, --turn-net or --flop-net)",
+    "shard_size": "--shard-size",
+    "harvest_river": "--harvest-river",
+}
 
 
 class DataFolderError(ValueError):
@@ -704,8 +712,14 @@ def _check_same_data(
     # older records lack the DCFR fields, and the precision (their networks multiplied in float32)
     legacy = {**LEGACY_SPEC_FIELDS, "net_precision": "float32" if recorded_spec.get("next_net") else None}
     old = spec_record({**legacy, **recorded_spec})
+    same_file = {  # a network named by another path (relative, absolute) is the same one when its bytes are
+        "next_net": recorded.get("next_net_sha256") is not None and recorded.get("next_net_sha256") == next_net_sha256,
+        "teacher": recorded.get("teacher_sha256") is not None and recorded.get("teacher_sha256") == teacher_sha256,
+    }
     differ = [
-        f"{key} {old.get(key)!r} -> {new[key]!r}" for key in new if key not in RESUMABLE_FIELDS and old.get(key) != new[key]
+        f"{OPTION_OF.get(key, key)} {old.get(key)!r} -> {new[key]!r}"
+        for key in new
+        if key not in RESUMABLE_FIELDS and old.get(key) != new[key] and not same_file.get(key)
     ]
     old_sha = recorded.get("next_net_sha256")
     if old_sha is not None and next_net_sha256 is not None and old_sha != next_net_sha256:
@@ -752,6 +766,10 @@ def start_output(spec: GenerateSpec, out: Path, command: str | None) -> dict:
     earlier = recorded.get("runs") or [{k: recorded[k] for k in ("command", "code_version") if k in recorded}]
     kept = {k: recorded[k] for k in ("command", "code_version", "note") if k in recorded}
     record = {**meta_base, **kept, "runs": [r for r in earlier if r] + [run]}
+    # the folder's size is the largest any run asked for (a run asking fewer adds nothing): what a
+    # network trained on it records as its data
+    asked = max([spec.situations] + [int(r["situations"]) for r in record["runs"] if isinstance(r.get("situations"), int)])
+    record["spec"] = {**record["spec"], "situations": asked}
     write_json(out / "generate.json", record)
     if spec.harvest_river > 0:
         _start_harvest(out / harvest.FOLDER, _harvest_meta(record))

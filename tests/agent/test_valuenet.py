@@ -268,10 +268,15 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
     record = json.loads((out / "generate.json").read_text())
     assert [r["command"] for r in record["runs"]] == ["first", "second"]
     assert record["command"] == "first" and record["spec"]["situations"] == 8 and shard_path(out, 1).exists()
+    generate(GenerateSpec(**{**spec.__dict__, "situations": 4}), out, progress=False, command="third")  # adds nothing
+    record = json.loads((out / "generate.json").read_text())
+    assert record["spec"]["situations"] == 8 and [r["situations"] for r in record["runs"]] == [4, 8, 4]
     # a folder of shards without its record is checked against the shards' own metadata
     (out / "generate.json").unlink()
-    with pytest.raises(DataFolderError, match="shard_size 4 -> 2"):
+    with pytest.raises(DataFolderError, match="--shard-size 4 -> 2"):
         generate(GenerateSpec(**{**spec.__dict__, "shard_size": 2}), out, progress=False)
+    with pytest.raises(DataFolderError, match=r"round \(--round or --street\) 1 -> 2; alternating updates \(--updates\)"):
+        generate(GenerateSpec(**{**spec.__dict__, "round": 2, "alternating": False}), out, progress=False)
 
 
 def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values(
@@ -1302,3 +1307,16 @@ def test_bench_generate_row_without_a_solved_situation_has_no_value(capsys: pyte
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["bench"] == "generate.turn" and row["situations"] == 0 and row["allin_draws"] == 1
     assert row["value"] is None and "nothing measured" in row["reason"]
+
+
+def test_a_data_folder_resumes_with_its_network_named_by_another_path(tmp_path: Path) -> None:
+    """``--river-net models/holdem/river.pt`` and the same file by its absolute path are one network
+    (its sha256 decides); another file under the recorded name is refused, named by its option."""
+    from agent.training.datagen import DataFolderError, _check_same_data, spec_record
+
+    spec = GenerateSpec(game="hunl", round=2, situations=1, shard_size=1, next_net="models/holdem/river.pt")
+    recorded = {"spec": spec_record(spec), "next_net_sha256": "a" * 64}
+    moved = replace(spec, next_net="/opt/deepstack/models/holdem/river.pt")
+    _check_same_data(tmp_path, recorded, moved, "a" * 64)
+    with pytest.raises(DataFolderError, match=r"next street's network \(--river-net, --turn-net or --flop-net\)"):
+        _check_same_data(tmp_path, recorded, moved, "b" * 64)
