@@ -94,7 +94,7 @@ def parse_budget(text: str) -> float:
     except ValueError:
         raise ValueError(f"budget {text!r}: give seconds, or a number with s, m or h (e.g. 9m)") from None
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"budget {text!r} must be positive")
+        raise ValueError(f"budget {text!r} must be a positive, finite time")
     return value
 
 
