@@ -428,7 +428,12 @@ class HandState:
             if len(self.hole_cards[p]) != self.game.num_hole_cards:
                 raise RulesError(f"showdown of hand {self.hand_id} needs the hole cards of position {p}")
             ranks.append(int(rank(self.hole_cards[p] + self.board)))
-        return tuple(_showdown_value(self.spent, ranks, p) for p in range(n))
+        # a folded player loses what it put in (it may have put in nothing: a 0 blind); the side pots
+        # settle the others, the folded players' chips included (as ACPC's valueOfState)
+        return tuple(
+            float(-self.spent[p]) if self.folded[p] or self.spent[p] == 0 else _showdown_value(self.spent, ranks, p)
+            for p in range(n)
+        )
 
     # ------------------------------------------------------------------ formatting
     def betting_string(self) -> str:

@@ -178,6 +178,31 @@ def test_side_pots_and_short_all_in() -> None:
     assert sum(v) == 0
 
 
+@pytest.mark.parametrize("blinds", ["10 5 0", "5 10 0"])
+def test_a_player_who_folds_with_nothing_in_loses_nothing_at_a_showdown(blinds: str) -> None:
+    """The 0-blind seat of the ACPC 3-player games folds, the others check it down: it loses 0 and
+    the two in the pot settle between them (it was given another player's value, or an index error
+    ended the match); a folded player who had chips in loses them to the winner."""
+    game = parse_game(THREE_PLAYER.replace("blind = 10 5 0", f"blind = {blinds}"), source="3p")
+    s = HandState.initial(game).apply(FOLD)  # player 2, blind 0
+    while not s.finished:
+        s = s.apply(CALL)
+    s = s.with_board(cards_from_str("2c7d9hJsQc"))
+    s = s.with_hole_cards(0, cards_from_str("AhAd")).with_hole_cards(1, cards_from_str("3c4d"))
+    assert s.spent == (10, 10, 0) and s.payoffs() == (10.0, -10.0, 0.0)
+    s = HandState.initial(game).apply(CALL)  # player 2 calls 10; then the small blind folds
+    s = s.apply(FOLD) if s.current_player == (1 if blinds == "10 5 0" else 0) else s.apply(CALL).apply(FOLD)
+    while not s.finished:
+        s = s.apply(CALL)
+    s = s.with_board(cards_from_str("2c7d9hJsQc"))
+    live = [p for p in range(3) if not s.folded[p]]
+    for p, cards in zip(live, ("AhAd", "3c4d")):
+        s = s.with_hole_cards(p, cards_from_str(cards))
+    folded = next(p for p in range(3) if s.folded[p])
+    v = s.payoffs()
+    assert v[folded] == -5.0 and v[live[0]] == 15.0 and v[live[1]] == -10.0 and sum(v) == 0
+
+
 def test_short_all_in_does_not_lower_min_raise() -> None:
     game = parse_game(THREE_PLAYER.replace("stack = 1000 1000 300", "stack = 1000 1000 250"), source="3p")
     s = HandState.initial(game).apply(raise_to(200))  # player 2
