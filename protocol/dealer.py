@@ -18,6 +18,7 @@ running the same seed with the names swapped is a duplicate match.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import select
 import socket
@@ -673,6 +674,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.hands <= 0:
         print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)
         return 1
+    for flag in ("t_response", "t_hand", "t_per_hand"):
+        if getattr(args, flag) < 0:
+            print(f"ERROR: --{flag} {getattr(args, flag)} is negative", file=sys.stderr)
+            return 1
+    if not args.no_log or args.transactions:  # before the ports are printed: a harness then starts its clients
+        folder = Path(args.log_dir)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not os.access(folder, os.W_OK):
+                raise PermissionError("not writable")
+        except OSError as exc:
+            print(f"ERROR: cannot write the logs in {folder}: {exc}", file=sys.stderr)
+            return 1
     config = DealerConfig(
         match_name=args.name,
         game=game,

@@ -210,6 +210,29 @@ def test_dealer_command_refuses_a_bad_name_with_one_line(capsys: pytest.CaptureF
     assert not (tmp_path / "m.log").exists()
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--t_response", "-5"], "ERROR: --t_response -5 is negative"),
+        (["--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: "),
+        (["-T", "--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: "),
+    ],
+)
+def test_dealer_refuses_bad_limits_and_log_folders_before_printing_its_ports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, extra: list[str], message: str
+) -> None:
+    """A harness reads the port line and starts its clients: a dealer that cannot log (or whose
+    limits end every match at once) says so before that line, in one line, not after it in a
+    traceback."""
+    file = tmp_path / "a-file"
+    file.write_text("")
+    argv = ["m", "leduc", "3", "1", "a", "b", *(a.replace("{file}", str(file)) for a in extra)]
+    assert dealer_main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(message.replace("{file}", str(file)))
+    assert len(captured.err.strip().splitlines()) == 1
+
+
 def test_a_taken_seat_port_refuses_a_second_client(leduc: Game, tmp_path: Path) -> None:
     """Once a seat is taken its port is closed, as the ACPC dealer does: a second bot started on
     it by mistake is refused at once instead of hanging until the match ends."""
