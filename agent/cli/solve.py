@@ -23,7 +23,7 @@ from agent.solver.resolve import SolverConfig, SpotError, pick_device, solve_ran
 from agent.solver.spots import Spot, load_spots, make_spot
 from agent.solver.tree import DEEPSTACK_SIZING
 from agent.solver.yaml_files import load_yaml
-from native.cards import cards_from_str
+from native.cards import cards_from_str, cards_to_str
 from protocol.gamedef import load_game
 from protocol.state import ActionKind, HandState
 
@@ -146,8 +146,29 @@ def check_spot_names(path: Path, spots: dict[str, Spot], names: list[str]) -> No
             raise SpotError(f"no spot {name!r} in {path}; it has {', '.join(spots)}")
 
 
+#: the options that describe a spot of their own, with their defaults: given with --spot, ignored
+SPOT_OPTIONS = {
+    "board": None,
+    "pot": 10,
+    "stack": 95,
+    "oop": "random",
+    "ip": "random",
+    "line": "",
+    "no_allin": False,
+    "max_bets": 4,
+}
+
+
 def _spot_from_args(args: argparse.Namespace) -> tuple[Spot, float]:
     if args.spots or args.spot:
+        given = [f"--{k.replace('_', '-')}" for k, default in SPOT_OPTIONS.items() if getattr(args, k) != default]
+        given += [f"--{k}" for k, text in (("bets", "1"), ("raises", "0.5")) if getattr(args, k) != pot_fractions(text)]
+        if given:
+            raise SpotError(
+                f"{', '.join(given)}: options of a spot given on the command line, but with --spot/--spots the "
+                "file's spot is solved: "
+                "leave them out, or give the spot without --spot"
+            )
         path = Path(args.spots) if args.spots else DEFAULT_SPOTS
         spots, meta = read_spots(path)
         name = args.spot or next(iter(spots))
@@ -174,6 +195,8 @@ def _spot_from_args(args: argparse.Namespace) -> tuple[Spot, float]:
 
 def run_solve(args: argparse.Namespace) -> int:
     try:
+        if args.plot and Path(args.plot).suffix.lower() != ".png":  # before the solve, not after it
+            raise SpotError(f"--plot {args.plot}: give a .png file")
         spot, target_pct = _spot_from_args(args)
         state = spot.state()
         config = SolverConfig(
@@ -205,7 +228,7 @@ def run_solve(args: argparse.Namespace) -> int:
     if args.json:
         out: dict[str, Any] = {
             "spot": spot.name,
-            "board": args.board or spot.describe(),
+            "board": cards_to_str(spot.board),  # what was solved (a --spot's own board)
             "player": "oop" if player == 0 else "ip",
             "iterations": int(last["iterations"]),
             "seconds": round(last["seconds"], 4),

@@ -18,7 +18,7 @@ def test_river_spot_reaches_target(capsys: pytest.CaptureFixture[str], tmp_path:
     assert main(["solve", "--spots", str(SPOTS), "--spot", "river", "--json", "--plot", str(png)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["exploitability_pct_pot"] <= 0.3
-    assert out["player"] == "oop" and "check" in out["actions"]
+    assert out["player"] == "oop" and "check" in out["actions"] and out["board"] == "QsJh2h8d3c"  # the spot's own
     assert abs(sum(out["frequencies"].values()) - 1) < 1e-6
     assert png.stat().st_size > 10_000
 
@@ -80,6 +80,9 @@ def test_text_output_and_command_line_spot(capsys: pytest.CaptureFixture[str]) -
         (["--board", "AhKd7c", "--oop", "AX"], "out-of-position range"),
         (["--board", "AhKd7c", "--oop", "AhKh", "--ip", "random"], "empty once the board"),
         (["--spots", str(SPOTS), "--spot", "preflop"], "no spot 'preflop'"),
+        # the file's spot would be solved and the JSON would have named this board
+        (["--spot", "river", "--board", "AsKsQs", "--pot", "40"], "--board, --pot: options of a spot given on the command"),
+        (["--board", "AhKd7c", "--plot", "grid.xyz"], "--plot grid.xyz: give a .png file"),
     ],
 )
 def test_bad_spots_give_clear_errors(argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
