@@ -79,6 +79,28 @@ def test_bench_counts_that_would_hang_or_do_nothing_are_refused(argv: list[str],
     assert f"argument {argv[2]}:" in _refused(argv, capsys)
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["bench", "generate", "--street", "turn", "--river-net", "models/holdem/river.pt", "--batch", "2"],
+            "--river-net is for the turn row, one situation at a time (--batch 1)",
+        ),
+        (["bench", "generate", "--street", "preflop-aux", "--aux-flops", "30000"], "--aux-flops 30000: there are 22100 flops"),
+        (["bench", "generate", "--street", "turn", "--turn-iterations", "-5"], "counts and --iterations must be positive"),
+        (["bench", "blueprint", "--game", "leduc", "--clusters", "50", "--workers", ""], "--clusters 50: 50 public clusters"),
+        (["eval", "exploitability", "--game", "leduc", "--iterations", "0"], "argument --iterations: '0' must be at least 1"),
+        (["eval", "aivat", "--game", "leduc", "--hands", "2", "--iterations", "0"], "argument --iterations"),
+    ],
+)
+def test_bench_and_eval_values_that_crashed_are_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each was a traceback after the arguments were read (or a run with a silent fallback)."""
+    err = _refused(argv, capsys)
+    assert message in err and "Traceback" not in err
+
+
 def test_distributed_training_refuses_an_empty_batch() -> None:
     """The loop over batches never advances with batch 0: refused, whoever calls it."""
     from agent.blueprint.distributed import train_distributed

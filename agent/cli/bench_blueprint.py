@@ -75,6 +75,11 @@ def main(argv: list[str]) -> int:
             return Blueprint.create(game, BetSizing.parse("0.5,1;1", max_raises=3, all_in_past_cap=True), "holdem")
         return Blueprint.create(game, FCPA)
 
+    try:  # a cluster count the game's boards cannot hold, named before any measurement
+        fresh().train(1, seed=1, clusters=clusters)
+    except ValueError as exc:
+        print(f"deepstack bench blueprint: error: --clusters {clusters}: {exc}", file=sys.stderr)
+        return 2
     seconds = fresh().train(n, seed=1)
     print(json.dumps(_row("single", n, seconds, game=args.game, clusters=1)), flush=True)
     seconds = fresh().train(n, seed=1, clusters=clusters)

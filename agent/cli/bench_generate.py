@@ -551,10 +551,14 @@ def main(argv: list[str]) -> int:
             args.aux_situations,
             args.aux_flops or 1,
             args.processes,
+            1 if args.turn_iterations is None else args.turn_iterations,
         )
         <= 0
     ):
         print("deepstack bench generate: error: counts and --iterations must be positive", file=sys.stderr)
+        return 2
+    if args.aux_flops is not None and args.aux_flops > 22100:
+        print(f"deepstack bench generate: error: --aux-flops {args.aux_flops}: there are 22100 flops", file=sys.stderr)
         return 2
     iters = args.turn_iterations or args.iterations
     try:
@@ -564,6 +568,12 @@ def main(argv: list[str]) -> int:
         return 2
     if args.check and batch != 1:
         print("deepstack bench generate: error: --check measures one solve at a time: it needs --batch 1", file=sys.stderr)
+        return 2
+    if args.river_net is not None and batch != 1:
+        print(
+            "deepstack bench generate: error: --river-net is for the turn row, one situation at a time (--batch 1)",
+            file=sys.stderr,
+        )
         return 2
     try:
         dcfr = parse_dcfr(args.dcfr)

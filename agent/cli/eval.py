@@ -15,7 +15,7 @@ from tqdm import tqdm
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, leduc_settings, section_key
 from agent.bots.start_cache import start_key
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, seed
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, positive_int, seed
 from agent.cli.solve import action_name
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
@@ -94,7 +94,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
         q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent")
         q.add_argument("--config", default=None, help=CONFIG_HELP)
-        q.add_argument("--iterations", type=int, default=None, help="CFR iterations per re-solve (default: the config's)")
+        q.add_argument(
+            "--iterations", type=positive_int, default=None, help="CFR iterations per re-solve (default: the config's)"
+        )
         q.add_argument("--exact", action="store_true", help="ignore the value network: solve round 2 exactly")
         q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
         if name == "export-policy":
@@ -123,7 +125,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--hands", type=int, required=True, help="hands to play (a resumed folder: the total)")
     q.add_argument("--setting", required=True, help="LBR actions per round, e.g. fc/fc/fc/fc")
     q.add_argument("--config", default=None, help=CONFIG_HELP)
-    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of the bot (default: the config's)")
+    q.add_argument("--iterations", type=positive_int, default=None, help="re-solve iterations of the bot (default: the config's)")
     q.add_argument("--workers", type=int, default=1, help="processes playing chunks side by side")
     q.add_argument("--seed", type=int, default=0, help="seed of the deals (hand i's cards come from the seed and i alone)")
     q.add_argument("--out", default=None, help="folder for resumable chunks and the result (default: none, nothing kept)")
@@ -163,7 +165,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--opponent", default="random", choices=bots, help="the bot it plays against")
     q.add_argument("--hands", type=int, required=True, help="hands to play (at least 2)")
     q.add_argument("--config", default=None, help=CONFIG_HELP)
-    q.add_argument("--iterations", type=int, default=None, help="re-solve iterations of a deepstack bot (default: the config's)")
+    q.add_argument(
+        "--iterations", type=positive_int, default=None, help="re-solve iterations of a deepstack bot (default: the config's)"
+    )
     q.add_argument("--seed", type=seed, default=0, help="seed of the deals and the bots' sampling")
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_aivat_cli)

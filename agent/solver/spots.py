@@ -152,6 +152,8 @@ def load_spots(path: str | Path) -> tuple[dict[str, Spot], dict[str, Any]]:
         raise SpotError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("spots"), dict):
         raise SpotError(f"{path}: expected a mapping with a 'spots' section")
+    if not isinstance(data.get("allin", True), bool):  # bool("no") is True: say so instead
+        raise SpotError(f"{path}: allin: {data['allin']!r} is not true or false")
     try:
         spots = {
             name: make_spot(
@@ -162,7 +164,7 @@ def load_spots(path: str | Path) -> tuple[dict[str, Spot], dict[str, Any]]:
                 ip_range=str(data["ip_range"]),
                 bets=[float(x) / 100 for x in data.get("bet_pct", [100])],
                 raises=[float(x) / 100 for x in data.get("raise_pct", [50])],
-                all_in=bool(data.get("allin", True)),
+                all_in=data.get("allin", True),
                 max_bets=data.get("max_bets_per_street"),
                 name=name,
             )

@@ -161,6 +161,7 @@ _BASE = "pot: 10\neffective_stack: 95\noop_range: random\nip_range: random\n"
         (_BASE + "raise_pct: [.inf]\nspots:\n  river: {board: QsJh2h8d3c}\n", "raise_pct: expected a list"),
         (_BASE.replace("10", "abc") + "spots:\n  river: {board: QsJh2h8d3c}\n", "pot: expected a whole number"),
         (_BASE + "spots:\n  river: {board: QsJh2hZz}\n", "board 'QsJh2hZz'"),
+        (_BASE + 'allin: "no"\nspots:\n  river: {board: QsJh2h8d3c}\n', "allin: 'no' is not true or false"),
     ],
 )
 @pytest.mark.parametrize("command", [["solve"], ["bench", "solver", "--spot", "river"]])
