@@ -93,7 +93,7 @@ def test_deepstack_match_binds_its_dealer_to_loopback(tmp_path: Path, capsys: py
     record = tmp_path / "seat.json"
     seat = f"cmd:{sys.executable} -c {shlex.quote(RECORDER)} {record} {{host}} {{port}}"
     main(["match", "leduc", "1", "call", seat, "--start-timeout", "2", "--log-dir", str(tmp_path / "logs")])
-    assert "ABORTED: seat 2 did not connect within the start timeout" in capsys.readouterr().out
+    assert "ABORTED: the program of seat 2 exited with code 0 before the match started" in capsys.readouterr().out
     (host, port), table = json.loads(record.read_text())
     assert host == "127.0.0.1"
     assert listening_addresses(table, int(port)) == ["127.0.0.1"]

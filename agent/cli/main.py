@@ -26,7 +26,7 @@ from agent.cli.common import GAME_HELP, HelpFormatter, add_network_leaf_options,
 from agent.cli.prepare import add_parser as add_prepare
 from agent.cli.promote import add_parser as add_promote
 from agent.evaluation.clock import clock_lines, clock_report
-from agent.evaluation.match import check_log_dir, new_log_dir, parse_seat, run_match
+from agent.evaluation.match import check_log_dir, check_seat_program, new_log_dir, parse_seat, run_match
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
 from agent.nets.buckets import fit_buckets
 from agent.nets.encoding import SituationEncoder
@@ -288,7 +288,10 @@ def _run_match(args: argparse.Namespace) -> int:
         return 2
     try:
         for seat in (args.bot1, args.bot2):
-            if not parse_seat(seat).command:  # before any folder is made: a wrong model path named by its key
+            spec = parse_seat(seat)  # before any folder is made: a wrong model path named by its key
+            if spec.command:
+                check_seat_program(spec)
+            else:
                 check_bot(seat, game, config)
         if args.log_dir is None:
             log_dir = new_log_dir(game)

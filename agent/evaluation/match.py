@@ -69,12 +69,16 @@ def parse_seat(text: str) -> SeatSpec:
             raise ValueError(f"seat {text!r}: empty command after 'cmd:'")
         if not any("{port}" in a for a in args):
             raise ValueError(f"seat {text!r}: the command must contain a {{port}} placeholder")
-        if shutil.which(args[0]) is None:  # before the dealer opens its ports and its logs
-            raise ValueError(f"seat {text!r}: cannot start {args[0]!r}: no such program (or it is not executable)")
         return SeatSpec(text=text, command=args)
     if text not in bot_names():
         raise ValueError(f"unknown bot {text!r}; known bots: {', '.join(bot_names())}, or cmd:COMMAND")
     return SeatSpec(text=text, bot=text)
+
+
+def check_seat_program(spec: SeatSpec) -> None:
+    """A ``cmd:`` seat's program can be found (before the dealer opens its ports and its logs)."""
+    if spec.command and shutil.which(spec.command[0]) is None:
+        raise ValueError(f"seat {spec.text!r}: cannot start {spec.command[0]!r}: no such program (or it is not executable)")
 
 
 @dataclass
