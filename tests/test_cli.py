@@ -24,6 +24,13 @@ def deepstack() -> list[str]:
     return [exe] if Path(exe).exists() else [sys.executable, "-m", "agent.cli"]
 
 
+def start_dealer(*argv: str) -> tuple[subprocess.Popen[str], list[str]]:
+    """``deepstack dealer ARGV`` as a process, and the ports it printed (one per seat)."""
+    dealer = subprocess.Popen(deepstack() + ["dealer", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert dealer.stdout is not None
+    return dealer, dealer.stdout.readline().split()
+
+
 def test_top_level_help_lists_subcommands() -> None:
     out = subprocess.run(deepstack() + ["--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
@@ -140,14 +147,7 @@ def test_sigterm_ends_a_match_as_ctrl_c_does_with_status_143(tmp_path: Path) -> 
 
 
 def test_dealer_process_with_two_play_processes(tmp_path: Path) -> None:
-    dealer = subprocess.Popen(
-        deepstack() + ["dealer", "m", "leduc-limit", "50", "9", "A", "B", "-q", "--log-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert dealer.stdout is not None
-    ports = dealer.stdout.readline().split()
+    dealer, ports = start_dealer("m", "leduc-limit", "50", "9", "A", "B", "-q", "--log-dir", str(tmp_path))
     assert len(ports) == 2 and all(p.isdigit() for p in ports)
     players = [
         subprocess.Popen(
@@ -211,14 +211,7 @@ def test_container_entrypoint_plays_hunl_with_host_and_port_only(tmp_path: Path)
         "bot:\n  hunl:\n    preflop: {iterations: 3}\n    flop: {iterations: 3}\n"
         "    turn: {iterations: 3}\n    river: {iterations: 3}\n"
     )
-    dealer = subprocess.Popen(
-        deepstack() + ["dealer", "m", "hunl", "4", "3", "DS", "C", "-q", "--log-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert dealer.stdout is not None
-    ports = dealer.stdout.readline().split()
+    dealer, ports = start_dealer("m", "hunl", "4", "3", "DS", "C", "-q", "--log-dir", str(tmp_path))
     env = {**os.environ, "DEEPSTACK_CONFIG": str(cfg)}
     bot = subprocess.Popen(
         deepstack() + ["play", "--host", "127.0.0.1", "--port", ports[0]],
@@ -528,14 +521,7 @@ def test_sigterm_ends_play_with_its_summary_and_log(tmp_path: Path) -> None:
     import json
     import time
 
-    dealer = subprocess.Popen(
-        deepstack() + ["dealer", "m", "leduc", "100000", "3", "A", "B", "-q", "--log-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert dealer.stdout is not None
-    ports = dealer.stdout.readline().split()
+    dealer, ports = start_dealer("m", "leduc", "100000", "3", "A", "B", "-q", "--log-dir", str(tmp_path))
     log = tmp_path / "seat.jsonl"
     seat = subprocess.Popen(
         deepstack() + ["play", "--game", "leduc", "--bot", "random", "--port", ports[0], "--log-json", str(log)],
