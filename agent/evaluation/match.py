@@ -111,19 +111,17 @@ class MatchReport:
             lines.append(f"SCORE:{s}:{'|'.join(names)}" if r.ok else f"ABORTED: {r.error}")
         bot1 = self.names[0]
         hands = sum(r.hands_played for r in self.results)
-        if not self.ok:  # what was played before the abort is still a result (a seating, its hands)
-            if hands:
-                lines.append(f"hands completed before the abort: {hands}")
-            for match, label in enumerate(("seat 1", "seat 2, swapped")[: len(self.results)]):
-                values = self.first_bot_values(match)
-                if values:
-                    ended = "" if self.results[match].ok else ", before the abort"
-                    lines.append(f"{bot1} ({label}): {estimate(values, unit)} over {len(values)} hands{ended}")
-            return lines
-        lines.append(f"hands: {hands}")
+        if self.ok:
+            lines.append(f"hands: {hands}")
+        elif hands:  # what was played before the abort is still a result (a seating, its hands)
+            lines.append(f"hands completed before the abort: {hands}")
         for match, label in enumerate(("seat 1", "seat 2, swapped")[: len(self.results)]):
             values = self.first_bot_values(match)
-            lines.append(f"{bot1} ({label}): {estimate(values, unit)} over {len(values)} hands")
+            if values:
+                ended = "" if self.results[match].ok else ", before the abort"
+                lines.append(f"{bot1} ({label}): {estimate(values, unit)} over {len(values)} hands{ended}")
+        if not self.ok:
+            return lines
         if len(self.results) == 2:
             lines.append(f"{bot1} duplicate: {estimate(self.duplicate_values(), unit)} over {len(self.duplicate_values())} deals")
         for i, name in enumerate(self.names):
