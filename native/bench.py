@@ -8,7 +8,8 @@ Everything runs on one CPU thread.
 
 Peers are measured through their Python APIs (one call per hand: that is what they offer);
 their lines carry ``ratio`` = ours / theirs in evals/s, computed against our batched C call,
-and ``ratio_per_call`` against our own one-call-per-hand Python path (``evaluate_one``).
+and ``ratio_per_call`` against our own one-call-per-hand Python path (``evaluate_one``,
+printed as ``native.eval_random_per_call``).
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def _bench_evaluator(out: _Out, rng: np.random.Generator, quick: bool, repeat: i
     n_calls = 2_000 if quick else 20_000
     rows = [tuple(int(c) for c in h) for h in hands[:n_calls]]
     ours_per_call = n_calls / _best(lambda: [ev.evaluate_one(r) for r in rows], repeat)
+    # the baseline of the peers' ratio_per_call, printed so that ratio can be checked
+    out.emit("native.eval_random_per_call", ours_per_call, "evals/s", hands=n_calls, api="python per-hand calls (evaluate_one)")
 
     # --- peers (Python APIs, one call per hand)
     subset_cards = 14 if quick else 20

@@ -12,6 +12,7 @@ REQUIRED = {"bench", "value", "unit", "impl", "device", "threads"}
 EXPECTED = {
     ("native.eval_enumerate", "evals/s"),
     ("native.eval_random", "evals/s"),
+    ("native.eval_random_per_call", "evals/s"),
     ("native.board_rank", "us"),
     ("native.showdown_river", "us/range"),
     ("native.showdown_river_batch64", "us/range"),
@@ -44,6 +45,10 @@ def test_quick_bench_prints_json_lines(capsys: pytest.CaptureFixture[str]) -> No
         peer_lines = [line for line in lines if line["impl"] == peer]
         assert {line["bench"] for line in peer_lines} == {"native.eval_random", "native.eval_enumerate"}
         assert all(line["ratio"] > 0 for line in peer_lines)
+        per_call = next(line["value"] for line in lines if line["bench"] == "native.eval_random_per_call")
+        for line in peer_lines:
+            if "ratio_per_call" in line:  # ours per call over theirs, both printed
+                assert line["ratio_per_call"] == pytest.approx(per_call / line["value"], rel=1e-3)
 
 
 def test_bench_rejects_a_bad_repeat() -> None:
