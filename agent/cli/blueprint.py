@@ -18,7 +18,7 @@ from agent.blueprint.mccfr import Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, fraction, pot_fractions
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, fraction, pot_fractions, seed
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.buckets import BucketTable
 from agent.nets.manifest import ModelError, manifest_path_for, read_manifest, register_model
@@ -70,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="card abstraction: lossless (small games), holdem (the shipped tables) or holdem:PATH; default: "
         "lossless, or the resumed file's",
     )
-    t.add_argument("--seed", type=int, default=0, help="seed of the deals and samples")
+    t.add_argument("--seed", type=seed, default=0, help="seed of the deals and samples")
     t.add_argument("--save-every", type=int, default=5_000_000, help="iterations between saves")
     t.add_argument(
         "--clusters",
@@ -106,7 +106,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--clusters", type=int, default=8, help="public clusters of the flops")
     a.add_argument("--flop-buckets", default="models/holdem/buckets-flop.npz", help="the EMD bucket table to coarsen")
     a.add_argument("--turn-buckets", default="models/holdem/buckets-turn.npz", help="the EMD bucket table to coarsen")
-    a.add_argument("--seed", type=int, default=0, help="seed of the k-means")
+    a.add_argument("--seed", type=seed, default=0, help="seed of the k-means")
     a.add_argument(
         "--public",
         choices=PUBLIC_METHODS,

@@ -7,10 +7,24 @@ import os
 import sys
 from pathlib import Path
 
-from agent.cli.common import HelpFormatter, example
+from agent.bots.config import MAX_SEED
+from agent.cli.common import HelpFormatter, example, seed
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.campaign import STAGES, CampaignSpec, parse_budget, run_campaign
+
+#: worker k draws with seed * 1000 + k, which must stay a seed (numpy and the held-out checks take 32 bits)
+MAX_CAMPAIGN_SEED = MAX_SEED // 1000 - 1
+
+
+def campaign_seed(text: str) -> int:
+    """A campaign's seed: 0..MAX_CAMPAIGN_SEED, so that every worker's seed is one too."""
+    value = seed(text)
+    if value > MAX_CAMPAIGN_SEED:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a campaign seed (0..{MAX_CAMPAIGN_SEED}: worker k draws with seed*1000+k)"
+        )
+    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=campaign_seed,
         default=0,
         help="seed of the situations: worker k draws with seed*1000+k, skipping the shipped network's training seeds "
         "(another campaign: another seed; default 0)",

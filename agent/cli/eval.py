@@ -127,7 +127,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--config", default=None, help=CONFIG_HELP)
     q.add_argument("--iterations", type=positive_int, default=None, help="re-solve iterations of the bot (default: the config's)")
     q.add_argument("--workers", type=int, default=1, help="processes playing chunks side by side")
-    q.add_argument("--seed", type=int, default=0, help="seed of the deals (hand i's cards come from the seed and i alone)")
+    q.add_argument("--seed", type=seed, default=0, help="seed of the deals (hand i's cards come from the seed and i alone)")
     q.add_argument("--out", default=None, help="folder for resumable chunks and the result (default: none, nothing kept)")
     q.add_argument(
         "--chunk", type=int, default=50, help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)"

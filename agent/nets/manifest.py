@@ -83,6 +83,14 @@ def read_manifest(path: Path) -> dict[str, Any]:
     return data
 
 
+def save_scripted(module: torch.jit.ScriptModule, path: Path) -> None:
+    """Save a TorchScript network under a temporary name renamed over ``path``: a run killed
+    mid-save leaves the network that was there whole (``--out models/...`` replaces a shipped one)."""
+    tmp = path.with_name(f".{path.name}.part")
+    module.save(str(tmp))
+    os.replace(tmp, path)
+
+
 def register_model(model_path: Path, name: str, **info: Any) -> Path:
     """Add or replace the manifest entry of ``model_path``; returns the manifest path."""
     model_path = Path(model_path).resolve()

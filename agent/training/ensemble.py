@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from agent.nets.manifest import ModelError, command_line, load_value_net, register_model
+from agent.nets.manifest import ModelError, command_line, load_value_net, register_model, save_scripted
 
 
 class MeanOfNets(nn.Module):
@@ -49,8 +49,20 @@ def build_ensemble(members: list[str | Path], out: Path, name: str, command: str
         warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is our deployment format
         scripted = torch.jit.script(MeanOfNets([net for net, _ in loaded]))
     out.parent.mkdir(parents=True, exist_ok=True)
-    scripted.save(str(out))
-    keep = ("path", "sha256", "command", "data", "training_situations", "validation_loss", "date", "code_version")
+    save_scripted(scripted, out)
+    # members and initialized_from too: the held-out checks follow them down to every network's data
+    keep = (
+        "path",
+        "sha256",
+        "command",
+        "data",
+        "training_situations",
+        "validation_loss",
+        "date",
+        "code_version",
+        "members",
+        "initialized_from",
+    )
     register_model(
         out,
         name=name,

@@ -73,7 +73,7 @@ def _test_records(test_dirs: Sequence[Path]) -> list[dict]:
 def held_out_problems(test_dirs: Sequence[Path], records: list[dict], entries: dict[str, dict]) -> list[str]:
     """Why each test folder is not held out from the networks of ``entries`` (one line each): it is
     one of the folders a network trained on, it was drawn with a seed one trained on (it holds the
-    same situations), or its record gives no seed to tell."""
+    same situations), or its record or a network's entry gives no seed to tell."""
     problems = []
     for folder, record in zip(test_dirs, records):
         seed = spec_seed(record.get("spec"))
@@ -85,6 +85,10 @@ def held_out_problems(test_dirs: Sequence[Path], records: list[dict], entries: d
                 problems.append(f"{folder}: {who} trained on this folder: not held out")
             elif seed in trained_seeds(entry):
                 problems.append(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
+            elif not trained_seeds(entry):
+                problems.append(
+                    f"{folder}: {who}'s manifest entry records no seed of its training data: cannot tell it is held out"
+                )
     return problems
 
 

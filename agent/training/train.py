@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from agent.nets.encoding import canonical_permutation
-from agent.nets.manifest import command_line, load_value_net, register_model
+from agent.nets.manifest import command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
 from agent.training.datagen import load_shards, shard_files
 from protocol.gamedef import GameDefError, load_game
@@ -220,6 +220,8 @@ def data_provenance(data_dirs: Sequence[Path]) -> dict:
     sources = []
     for folder in data_dirs:
         meta = _generation_record(Path(folder))
+        if not meta and (spec := data_spec(Path(folder))):
+            meta = {"spec": spec}  # a hand-copied folder: its shards' spec still names the seed (held-out checks)
         sources.append(
             {
                 key: meta[key]
@@ -318,7 +320,7 @@ def initialize_from(net: ValueNet, net_spec: NetSpec, path: Path) -> dict:
         net.load_state_dict(state)
     except RuntimeError as exc:
         raise ValueError(f"{path}: its weights do not fit a {net_spec.to_dict()} network: {exc}") from None
-    keep = ("sha256", "validation_loss", "training_situations", "command", "data", "initialized_from")
+    keep = ("sha256", "validation_loss", "training_situations", "command", "data", "initialized_from", "members")
     return {**record, **{k: entry[k] for k in keep if k in entry}}
 
 
@@ -484,9 +486,12 @@ def train(
         warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is our deployment format
         scripted = torch.jit.script(net)
     model_path = out_dir / f"{model_name}.pt"
-    scripted.save(str(model_path))
+    save_scripted(scripted, model_path)
     plot_history(history, out_dir / f"{model_name}.loss.png", model_name)
-    (out_dir / f"{model_name}.history.json").write_text(json.dumps(history))
+    history_path = out_dir / f"{model_name}.history.json"
+    history_tmp = history_path.with_name(f".{history_path.name}.part")
+    history_tmp.write_text(json.dumps(history))
+    os.replace(history_tmp, history_path)
     best_epoch = min(history, key=lambda h: h["validation"])["epoch"]
     provenance = data_provenance(data_dirs)
     register_model(

@@ -185,3 +185,39 @@ def test_eval_nets_warns_where_a_network_trained_on_the_data(river: Path, capsys
     assert "deepstack eval nets: warning: " in err and "trained on this folder" in err
     assert main(["eval", "nets", str(river / "bad" / "bad.pt"), "--data", str(river / "test")]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_an_entry_without_training_seeds_cannot_pass_a_test_folder(tmp_path: Path) -> None:
+    from agent.training.promote import held_out_problems
+
+    folder = tmp_path / "test"
+    assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": {}}) == [
+        f"{folder}: net's manifest entry records no seed of its training data: cannot tell it is held out"
+    ]
+
+
+def test_held_out_checks_follow_nested_ensembles_and_copied_folders(river: Path, tmp_path: Path) -> None:
+    """An averaged network's member that was fine-tuned, a member that is itself averaged, and a
+    folder copied without its generate.json all still name the seeds their networks learned from."""
+    import shutil
+
+    from agent.nets.manifest import trained_seeds
+
+    copied = tmp_path / "copied"  # seed 1's shards without their generate.json
+    copied.mkdir()
+    for shard in (river / "train").glob("shard-*.npz"):
+        shutil.copy(shard, copied)
+    base = ["train", "--game", "hunl", "--street", "river", "--river-buckets", "20", "--hidden", "16", "--layers", "2"]
+    base += ["--batch-size", "8", "--epochs", "1", "--out", str(tmp_path)]
+    assert main(base + ["--data", str(copied), "--name", "copied"]) == 0
+    assert main(base + ["--data", str(river / "test"), "--name", "tuned", "--init", str(river / "good" / "good.pt")]) == 0
+    ensemble = ["ensemble", "--out", str(tmp_path / "mean.pt"), "--name", "mean", str(tmp_path / "tuned.pt")]
+    assert main(ensemble + [str(tmp_path / "copied.pt")]) == 0
+    nested = ["ensemble", "--out", str(tmp_path / "nested.pt"), "--name", "nested", str(tmp_path / "mean.pt")]
+    assert main(nested + [str(tmp_path / "copied.pt")]) == 0
+    entries = json.loads((tmp_path / "manifest.json").read_text())["models"]
+    assert trained_seeds(entries["copied"]) == {1}
+    assert trained_seeds(entries["tuned"]) == {1, 2}  # its own data and its starting network's
+    assert trained_seeds(entries["mean"]) == {1, 2}
+    # the nested ensemble's first member is the mean: its record still reaches the tuned network's start
+    assert trained_seeds({"members": entries["nested"]["members"][:1]}) == {1, 2}
