@@ -238,3 +238,35 @@ def test_a_game_without_blinds_reports_chips_not_nan(tmp_path: Path, capsys: pyt
     assert main(["match", str(game), "6", "random", "call", "--log-dir", str(tmp_path / "logs")]) == 0
     out = capsys.readouterr().out
     assert "chips (95% CI) over 6 hands" in out and "nan" not in out
+
+
+def _leduc_config(tmp_path: Path, game: str, net: str) -> Path:
+    cfg = tmp_path / f"{game}.yaml"
+    section = game.replace("-", "_")
+    cfg.write_text(f"bot:\n  {section}:\n    value_net: {Path(net).resolve()}\n    start_cache: null\n")
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("game", "net", "named"),
+    [
+        ("leduc", "models/leduc/leduc-limit-ens.pt", "trained for leduc-limit (limit betting); this game is nolimit"),
+        ("leduc-limit", "models/leduc/leduc.pt", "trained for leduc (nolimit betting); this game is limit"),
+        ("leduc", "models/holdem/river-small.pt", "not leduc's 6 hands and 6 cards"),
+    ],
+)
+def test_a_leduc_network_of_the_other_betting_or_game_is_refused(
+    game: str, net: str, named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Limit values played in no-limit Leduc ran without a word (147.5 mbb/g exploitable against 102.6)."""
+    cfg = _leduc_config(tmp_path, game, net)
+    line = _refused(["eval", "exploitability", "--game", game, "--iterations", "3", "--config", str(cfg)], capsys)
+    assert named in line and "value_net" in line
+
+
+def test_exact_evaluation_refuses_a_three_player_leduc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = tmp_path / "l3p.game"
+    text = Path("protocol/games/leduc.limit.2p.game").read_text()
+    game.write_text(text.replace("numPlayers = 2", "numPlayers = 3").replace("blind = 1 1", "blind = 1 1 1"))
+    line = _refused(["eval", "exploitability", "--game", str(game), "--exact"], capsys)
+    assert "two-player Leduc" in line

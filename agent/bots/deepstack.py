@@ -18,7 +18,7 @@ import torch
 from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.bots.heap import release_free_memory
 from agent.bots.settings import check_models, hunl_settings, is_hunl, is_leduc, leduc_settings, section_key
-from agent.bots.start_cache import is_shipped, load_start_cache, save_start_cache, start_key
+from agent.bots.start_cache import check_cache_path, is_shipped, load_start_cache, save_start_cache, start_key
 from agent.bots.timing import TimeBudget
 from agent.resolving.continual import ContinualResolver, Decision, sample_action
 from agent.solver.handspace import HandSpace
@@ -86,10 +86,18 @@ class DeepStackBot(BaseBot):
         self._cache_key = start_key(game, self.bot_config) if path else ""
         saved = load_start_cache(self._cache_path, self._cache_key) if self._cache_path else None
         if saved is not None:
-            for convention, data in saved.items():
-                if convention in self._seats:
-                    self._seats[convention].resolver.import_preflop(data)
-            log.info("startup", phase="start_cache_loaded", path=str(self._cache_path))
+            try:
+                for convention, data in saved.items():
+                    if convention in self._seats:
+                        self._seats[convention].resolver.import_preflop(data)
+            except Exception as exc:  # noqa: BLE001 - a cache of the right key but the wrong shape: solve instead
+                log.warning("start_cache_unreadable", path=str(self._cache_path), error=f"{type(exc).__name__}: {exc}")
+                self._seats.clear()  # nothing half-imported is kept
+                for convention in conventions:
+                    self._seat_for(convention)
+                saved = None
+            else:
+                log.info("startup", phase="start_cache_loaded", path=str(self._cache_path))
         solving = time.monotonic()
         for convention in conventions:
             self._seat_for(convention).resolver.prepare()
@@ -108,6 +116,9 @@ class DeepStackBot(BaseBot):
         if is_hunl(game):  # Leduc always runs on the CPU
             pick_device(config.device)
         check_models(game, config)
+        cache_path = getattr(config.bot, section_key(game)).start_cache
+        if cache_path:  # before the first states are solved for a file that can never be written
+            check_cache_path(Path(cache_path))
 
     def charge_startup(self, seconds: float) -> None:
         """The bot was built while the dealer's clock may have been running for it: its first
@@ -207,7 +218,7 @@ class DeepStackBot(BaseBot):
                     return self._out_of_time(view, start, reason="bank")
                 decision = seat.resolver.re_solve(view.state, self.timing.deadline(view.state.round, start))
                 self.timing.solved(view.state.round, time.monotonic() - start)
-                floor = min(self.config.bot.time.min_iterations, self._iterations_asked(view.state.round))
+                floor = self._iterations_floor(view.state.round)
                 if decision.iterations < floor:  # stopped by the clock with a strategy near uniform
                     return self._out_of_time(
                         view, start, "too_few_iterations", iterations=decision.iterations, min_iterations=floor
@@ -253,6 +264,16 @@ class DeepStackBot(BaseBot):
         )
         self.timing.spent(time.monotonic() - start)
         return action
+
+    def _iterations_floor(self, round_: int) -> int:
+        """The fewest iterations whose answer is played: ``bot.time.min_iterations``, and at least
+        one averaged past the street's ``skip`` (before it the average is empty); at most the
+        iterations asked."""
+        seat = self._seat
+        if seat is None:
+            return 1
+        config = seat.resolver.settings.street(round_).config
+        return min(max(self.config.bot.time.min_iterations, config.skip + 1), config.iterations)
 
     def _iterations_asked(self, round_: int) -> int:
         seat = self._seat

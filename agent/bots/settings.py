@@ -16,14 +16,17 @@ from agent.leaves.equity_matrix import CheckdownMatrices
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
-from agent.nets.manifest import ModelError, checked_file, load_value_net, sha256_of
+from agent.nets.manifest import ModelError, checked_file, load_value_net, sha256_of, trained_games
 from agent.resolving.chance_solve import SolvedChanceValues
 from agent.resolving.continual import ResolveSettings, StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.solver.tree import DEEPSTACK_SIZING, FCPA
 from models import MODELS_DIR
-from protocol.gamedef import Game
+from protocol.gamedef import Game, GameDefError, load_game
+from protocol.logs import get_logger
+
+log = get_logger("settings")
 
 
 def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: str) -> ResolveSettings:
@@ -33,10 +36,34 @@ def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: st
     if cfg.value_net is None:
         return ResolveSettings.uniform(FCPA, config)
     net, entry = load_value_net(cfg.value_net, device=pick_device(device))
+    check_leduc_net(entry, cfg.value_net, game, space)
     leaf = HandNetLeafValues(net, space, canonical=bool(entry.get("canonical_suits", False)))
     round1 = StreetSettings(sizing=(FCPA,), config=config, last_round=0, leaf_values=leaf, chance_values=leaf.chance_values)
     round2 = StreetSettings(sizing=(FCPA,), config=config)
     return ResolveSettings(streets=(round1, round2))
+
+
+def check_leduc_net(entry: dict, net_path: str, game: Game, space: HandSpace) -> None:
+    """Refuse a network whose inputs are not this game's hands and board, or trained for the
+    other betting (limit values in no-limit, or the reverse: it runs, and plays on wrong
+    values); another stack or ante is only logged (the values are in fractions of the pot)."""
+    net = entry.get("net") or {}
+    if (net.get("buckets"), net.get("extra")) != (space.size, len(space.deck)):
+        raise ModelError(
+            f"{net_path}: a network of {net.get('buckets')} hands and {net.get('extra')} board features, "
+            f"not {game.name}'s {space.size} hands and {len(space.deck)} cards"
+        )
+    for name in sorted(trained_games(entry)):
+        try:
+            trained = load_game(name)
+        except (GameDefError, OSError):  # a game file that is gone: nothing to compare
+            continue
+        if trained.betting != game.betting:
+            raise ModelError(
+                f"{net_path}: trained for {name} ({trained.betting.value} betting); this game is {game.betting.value}"
+            )
+        if trained.to_text() != game.to_text():
+            log.warning("value_net_other_game", path=net_path, trained_for=name, game=game.name)
 
 
 def data_file(path: str) -> Path:
@@ -218,7 +245,9 @@ def check_models(game: Game, config: Config) -> None:
     for key, path in model_paths(game, config):
         hint = " (deepstack buckets builds the bucket tables and check-down matrix)" if path.endswith(".npz") else ""
         try:
-            checked_file(path, hint)
+            entry = checked_file(path, hint)[1]
+            if is_leduc(game) and key.endswith(".value_net"):
+                check_leduc_net(entry, path, game, HandSpace(game))
         except ModelError as exc:
             where = f"{config.source}: " if config.source else ""
             raise ModelError(f"{where}{key}: {exc}") from None

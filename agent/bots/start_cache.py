@@ -17,11 +17,12 @@ import dataclasses
 import hashlib
 import os
 import pickle
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agent.nets.manifest import ModelError, checked_file, sha256_of
+from agent.nets.manifest import checked_file, sha256_of
 from models import MODELS_DIR
 from protocol.gamedef import Game
 from protocol.logs import get_logger
@@ -45,6 +46,10 @@ _CODE = (
     "protocol/actions.py",
     "protocol/gamedef.py",
 )
+#: matched by the patterns above but never used by a re-solve: a change to them keeps the caches
+_NOT_CODE = frozenset({"native/bench.py", "native/build_ffi.py", "native/mccfr.py", "native/src/mccfr.c"})
+#: the file's layout: a header line, the key, the payload's sha256, then the pickled payload
+_MAGIC = b"deepstack-start-cache 2\n"
 
 
 class StartCacheError(ValueError):
@@ -57,6 +62,8 @@ def code_digest() -> str:
     h = hashlib.sha256()
     for pattern in _CODE:
         for path in sorted(_ROOT.glob(pattern)):
+            if str(path.relative_to(_ROOT)) in _NOT_CODE:
+                continue
             h.update(str(path.relative_to(_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -91,7 +98,11 @@ def is_shipped(path: Path) -> bool:
 
 def load_start_cache(path: Path, key: str) -> dict | None:
     """The saved re-solves (``{convention: data}``) when ``path`` holds them for ``key``; None
-    (with a warning naming the file and why) when it is missing, stale or unreadable."""
+    (with a warning naming the file and why) when it is missing, stale, damaged or unreadable.
+
+    The key and the payload's sha256 are read before anything is unpickled: a stale or damaged
+    file is never unpickled. A file that passes both is unpickled, so keep start caches where
+    only you can write (as any pickle, a file made by someone else could run code)."""
     if not path.exists():
         log.warning("start_cache_missing", path=str(path), reason="solving the first states instead")
         return None
@@ -99,36 +110,65 @@ def load_start_cache(path: Path, key: str) -> dict | None:
         if is_shipped(path):
             checked_file(path)  # sha256 against the manifest before anything is unpickled
         with open(path, "rb") as f:
-            saved = pickle.load(f)
-        if not isinstance(saved, dict) or not isinstance(saved.get("seats"), dict):
+            if f.readline() != _MAGIC:
+                raise ValueError("not a start cache of this version (deepstack prepare writes one)")
+            if f.readline().rstrip(b"\n").decode("ascii", "replace") != key:
+                log.warning(
+                    "start_cache_stale",
+                    path=str(path),
+                    reason="made by other settings, models or code; solving the first states instead "
+                    "(deepstack prepare writes a cache for these settings)",
+                )
+                return None
+            digest = f.readline().rstrip(b"\n").decode("ascii", "replace")
+            payload = f.read()
+        if hashlib.sha256(payload).hexdigest() != digest:
+            raise ValueError("damaged: its contents do not match the sha256 it was written with")
+        seats = pickle.loads(payload)
+        if not isinstance(seats, dict) or not all(isinstance(v, dict) for v in seats.values()):
             raise ValueError("not a start cache")
-    except (OSError, ModelError, ValueError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
-        log.warning("start_cache_unreadable", path=str(path), error=str(exc), reason="solving the first states instead")
-        return None
-    if saved.get("key") != key:
+    except Exception as exc:  # noqa: BLE001 - whatever a bad file raises, the bot solves instead
         log.warning(
-            "start_cache_stale",
+            "start_cache_unreadable",
             path=str(path),
-            reason="made by other settings, models or code; solving the first states instead "
-            "(deepstack prepare writes a cache for these settings)",
+            error=f"{type(exc).__name__}: {exc}",
+            reason="solving the first states instead",
         )
         return None
-    return saved["seats"]
+    return seats
+
+
+def saved_key(path: Path) -> str | None:
+    """The key a start cache was written for, read without unpickling it (None: not a cache
+    of this version)."""
+    with open(path, "rb") as f:
+        if f.readline() != _MAGIC:
+            return None
+        return f.readline().rstrip(b"\n").decode("ascii", "replace")
 
 
 def save_start_cache(path: Path, key: str, seats: dict, allow_shipped: bool = False) -> None:
-    """Write ``seats`` with ``key`` to ``path`` atomically (a temporary file, then a rename).
-    A path under ``models/`` is written only with ``allow_shipped`` (``deepstack prepare``)."""
+    """Write ``seats`` with ``key`` to ``path`` atomically (a temporary file of a name no one else
+    can take, then a rename). A path under ``models/`` is written only with ``allow_shipped``
+    (``deepstack prepare``)."""
     if is_shipped(path) and not allow_shipped:
         raise StartCacheError(f"{path}: a shipped start cache is written by 'deepstack prepare' only")
+    check_cache_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_dir():  # the rename would fail after the whole file was written, next to it
-        raise StartCacheError(f"{path}: is a folder; give the start cache's file name")
-    tmp = path.with_name(path.name + ".tmp")
+    payload = pickle.dumps(seats, protocol=pickle.HIGHEST_PROTOCOL)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with open(tmp, "wb") as f:
-            pickle.dump({"key": key, "seats": seats}, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.fchmod(fd, 0o644)  # as any file the user writes (mkstemp's own is 0600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
+            f.write(payload)
         os.replace(tmp, path)
     except BaseException:  # no half-written or orphaned temporary file left behind
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_cache_path(path: Path) -> None:
+    """Refuse a start-cache path that can never be written (before anything is solved for it)."""
+    if path.is_dir():  # the rename would fail after the whole file was written, next to it
+        raise StartCacheError(f"{path}: is a folder; give the start cache's file name")

@@ -13,7 +13,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agent.bots.config import ConfigError, load_config
-from agent.bots.settings import check_models, leduc_settings, section_key
+from agent.bots.settings import check_models, is_leduc, leduc_settings, section_key
 from agent.bots.start_cache import start_key
 from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, positive_int, seed
 from agent.cli.solve import action_name
@@ -832,9 +832,10 @@ def run_eval(args: argparse.Namespace) -> int:
     except (GameDefError, ConfigError) as exc:
         print(f"{tool}: error: {exc}", file=sys.stderr)
         return 2
-    if not (game.num_rounds == 2 and game.deck_size == 6):
+    if not (is_leduc(game) and game.num_players == 2):
         print(
-            f"{tool}: error: exact evaluation is for Leduc games; {args.game} is too large (use deepstack eval lbr)",
+            f"{tool}: error: exact evaluation is for two-player Leduc games (one hole card, one board card, "
+            f"six cards); {args.game} is not one (hold'em: deepstack eval lbr)",
             file=sys.stderr,
         )
         return 2

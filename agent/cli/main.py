@@ -16,7 +16,7 @@ from pathlib import Path
 
 # Every subcommand's modules are imported here, not when the subcommand runs: measured, `deepstack --help`
 # takes the same time either way (1.9-2.1 s on 2 cores; torch, which nearly every command needs, is ~1.2 s of it).
-from agent.bots.config import ConfigError, HoldemModels, load_config
+from agent.bots.config import Config, ConfigError, HoldemModels, load_config
 from agent.bots.registry import bot_names, check_bot, make_bot
 from agent.cli import eval as eval_cli
 from agent.cli import solve as solve_cli
@@ -112,7 +112,32 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--log-json", default=None, help="also write JSON-lines logs (one line per decision) to this file (default: none)"
     )
+    for flag, what in (
+        ("--t_response", "ms per response"),
+        ("--t_hand", "ms per player per hand"),
+        ("--t_per_hand", "average ms per hand"),
+    ):
+        p.add_argument(
+            flag,
+            type=positive_int,
+            default=None,
+            help=f"the dealer's limit, {what}, as its option of the same name: the bot plans with it where the "
+            "config's bot.time is looser (default: the config's)",
+        )
     p.set_defaults(func=_run_play)
+
+
+def _plan_with_limits(config: Config, t_response: int | None, t_hand: int | None, t_per_hand: int | None) -> Config:
+    """``config`` whose bots plan their thinking with the dealer's limits, or the config's where
+    those are tighter (a bot may plan with less time than it is given, never with more)."""
+    t = config.bot.time
+    limits = replace(
+        t,
+        t_response_ms=min(t.t_response_ms, t_response or t.t_response_ms),
+        t_hand_ms=min(t.t_hand_ms, t_hand or t.t_hand_ms),
+        t_per_hand_ms=min(t.t_per_hand_ms, t_per_hand or t.t_per_hand_ms),
+    )
+    return replace(config, bot=replace(config.bot, time=limits))
 
 
 def _run_play(args: argparse.Namespace) -> int:
@@ -123,6 +148,7 @@ def _run_play(args: argparse.Namespace) -> int:
         return 2
     if args.device is not None:
         config = replace(config, device=args.device)
+    config = _plan_with_limits(config, args.t_response, args.t_hand, args.t_per_hand)
     log_json = args.log_json or config.logging.json_path
     try:
         configure_logging(config.logging.level, log_json)
@@ -267,16 +293,9 @@ def _run_match(args: argparse.Namespace) -> int:
             f"deepstack match: error: --start-timeout {args.start_timeout} is not a positive number of seconds", file=sys.stderr
         )
         return 2
-    # built-in seats budget their thinking from the limits this dealer enforces, or the config's
-    # where those are tighter (a bot may plan with less time than it is given, never with more)
-    t = config.bot.time
-    limits = replace(
-        t,
-        t_response_ms=min(t.t_response_ms, args.t_response),
-        t_hand_ms=min(t.t_hand_ms, args.t_hand),
-        t_per_hand_ms=min(t.t_per_hand_ms, args.t_per_hand),
-    )
-    config = replace(config, bot=replace(config.bot, time=limits))
+    # built-in seats budget their thinking from the limits this dealer enforces ('cmd:' seats are
+    # told them by their own options, e.g. deepstack play --t_per_hand)
+    config = _plan_with_limits(config, args.t_response, args.t_hand, args.t_per_hand)
     if args.progress is not None and args.progress < 0:
         print("deepstack match: error: --progress must be 0 (none) or a number of hands", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import replace
@@ -62,9 +63,16 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else (Path(section.start_cache) if section.start_cache else None)
         if out is None:
             raise ValueError(f"bot.{key}.start_cache is null: give --out")
-        if out.is_dir():  # refused before the first states are solved, not after
-            where = "--out" if args.out else f"bot.{key}.start_cache"
+        where = "--out" if args.out else f"bot.{key}.start_cache"
+        # refused before the first states are solved, not after
+        if out.is_dir():
             raise ValueError(f"{where} {out}: is a folder; give the start cache's file name")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"{where} {out}: its folder cannot be made ({exc.strerror or exc})") from None
+        if not os.access(out.parent, os.W_OK):
+            raise ValueError(f"{where} {out}: its folder {out.parent} cannot be written")
         if args.solve:  # a cache in the way would be used: build without one
             config = replace(config, bot=replace(config.bot, **{key: replace(section, start_cache=None)}))
         start = time.monotonic()

@@ -186,6 +186,17 @@ def trained_seeds(entry: dict) -> set[int]:
     return seeds.union(*(trained_seeds(e) for e in _earlier(entry)))
 
 
+def trained_games(entry: dict) -> set[str]:
+    """The games (names or game files, as ``deepstack generate --game`` was given them) a
+    network's manifest entry says its data was generated for, its members' and its starting
+    network's included."""
+    data = entry.get("data") or {}
+    games = {
+        str(f["spec"]["game"]) for f in data.get("folders", [data]) if isinstance(f.get("spec"), dict) and f["spec"].get("game")
+    }
+    return games.union(*(trained_games(e) for e in _earlier(entry)))
+
+
 def trained_folders(entry: dict) -> set[Path]:
     """The generation folders (resolved from where this runs) a network's manifest entry says it
     learned from, where it records them, and those of the networks it was made from."""

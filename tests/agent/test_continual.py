@@ -119,6 +119,22 @@ def test_a_first_round_decision_cut_short_by_the_clock_is_not_cached(leduc_limit
     assert full.cached and full.iterations == 60
 
 
+def test_the_clock_stops_a_re_solve_inside_its_skipped_iterations_too(leduc_limit: Game) -> None:
+    """With ``skip`` the solver used to ignore the deadline until it had averaged once: 200 more
+    iterations past a spent clock (the bot then answers out of time: fewer than skip + 1)."""
+    import time
+
+    space = HandSpace(leduc_limit)
+    settings = ResolveSettings.uniform(FCPA, SolverConfig(iterations=400, skip=200, device="cpu", dtype="float64"))
+    resolver = ContinualResolver(space, settings)
+    resolver.start_hand(0)
+    state = HandState.initial(leduc_limit).apply(CALL).apply(LIMIT_RAISE)
+    resolver.observe(state)
+    cut = resolver.decide(state, deadline=time.monotonic() - 1.0)
+    assert cut.iterations == 1 and not cut.cached
+    assert np.allclose(cut.strategy.sum(axis=0), 1.0)  # the current strategy: a distribution still
+
+
 def test_a_cached_first_round_decision_is_played_only_from_the_range_it_was_solved_for(leduc_limit: Game) -> None:
     space, resolver = make(leduc_limit)
     state = HandState.initial(leduc_limit)

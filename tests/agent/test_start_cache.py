@@ -14,7 +14,7 @@ import pytest
 from agent.bots import start_cache
 from agent.bots.config import load_config
 from agent.bots.deepstack import DeepStackBot
-from agent.bots.start_cache import load_start_cache, save_start_cache, start_key
+from agent.bots.start_cache import load_start_cache, save_start_cache, saved_key, start_key
 from agent.nets.manifest import checked_file, register_model
 from protocol.gamedef import load_game
 
@@ -28,9 +28,7 @@ def test_shipped_start_cache_matches_the_default_settings_and_code(game_name: st
     game = load_game(game_name)
     section = getattr(load_config().bot, SECTIONS[game_name])
     path, _ = checked_file(section.start_cache)  # listed in the manifest, sha256 intact
-    with open(path, "rb") as f:
-        saved = pickle.load(f)
-    assert saved["key"] == start_key(game, section), (
+    assert saved_key(path) == start_key(game, section), (
         f"{path} is stale: remake it with `deepstack prepare {game_name} --out models/start/{path.name} --solve`"
     )
 
@@ -38,8 +36,8 @@ def test_shipped_start_cache_matches_the_default_settings_and_code(game_name: st
 def test_default_bot_starts_from_the_shipped_cache() -> None:
     game = load_game("leduc")
     section = load_config().bot.leduc
-    with open(section.start_cache, "rb") as f:
-        saved = pickle.load(f)["seats"]
+    saved = load_start_cache(Path(section.start_cache), start_key(game, section))
+    assert saved is not None
     bot = DeepStackBot(game, load_config())
     for convention, data in saved.items():  # the saved re-solves, not new ones (each has its own timing)
         resolver = bot._seats[convention].resolver
@@ -140,3 +138,64 @@ def test_a_folder_as_the_cache_path_is_refused_and_no_temporary_file_is_left(
     with pytest.raises((pickle.PicklingError, AttributeError)):  # a lambda cannot be pickled: fails half-way
         save_start_cache(tmp_path / "c.pkl", "key", {"seat": lambda: None})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["caches"]
+
+
+def _with_payload(path: Path, key: str, payload: bytes, digest: str | None = None) -> None:
+    """A cache file of the current layout with any payload (and any sha256 claimed for it)."""
+    import hashlib
+
+    digest = hashlib.sha256(payload).hexdigest() if digest is None else digest
+    path.write_bytes(start_cache._MAGIC + key.encode() + b"\n" + digest.encode() + b"\n" + payload)
+
+
+def test_a_stale_or_damaged_user_cache_is_never_unpickled(tmp_path: Path) -> None:
+    """Only shipped caches have a manifest: a user's cache is checked by its key and its own
+    sha256 before anything is unpickled (a flipped byte once loaded silently or raised TypeError)."""
+    marker = tmp_path / "unpickled"
+    path = tmp_path / "c.pkl"
+    _with_payload(path, "other", pickle.dumps(_Marker(marker)))
+    assert load_start_cache(path, "k") is None and not marker.exists()  # stale: the key is read first
+    _with_payload(path, "k", pickle.dumps(_Marker(marker)), digest="0" * 64)
+    assert load_start_cache(path, "k") is None and not marker.exists()  # damaged
+    save_start_cache(path, "k", {"high": {"root": {}}})
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert load_start_cache(path, "k") is None
+    _with_payload(path, "k", b"\x80\x05garbage")  # right key and sha256, not a pickle: a warning, no traceback
+    assert load_start_cache(path, "k") is None
+
+
+def test_a_cache_of_the_right_key_but_the_wrong_shape_makes_the_bot_solve(tmp_path: Path) -> None:
+    """The bot's import of a cache that unpickles but is not one (a format change the digest
+    missed) is a warning and a fresh solve, not a traceback at start-up."""
+    from agent.bots.config import Config
+
+    game = load_game("leduc")
+    config = load_config()
+    path = tmp_path / "odd.pkl"
+    section = replace(config.bot.leduc, start_cache=str(path))
+    config = replace(config, bot=replace(config.bot, leduc=section))
+    assert isinstance(config, Config)
+    save_start_cache(path, start_key(game, section), {"high": {"root": 5}})
+    bot = DeepStackBot(game, config)
+    assert set(bot._seats["high"].resolver._root_values) == {0, 1}  # solved afresh
+    assert load_start_cache(path, start_key(game, section)) is not None  # and saved whole over it
+
+
+def test_the_temporary_file_is_not_a_name_another_process_can_plant(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept")
+    (tmp_path / "c.pkl.tmp").symlink_to(victim)  # the old fixed temporary name
+    save_start_cache(tmp_path / "c.pkl", "k", {"high": {}})
+    assert victim.read_text() == "kept" and not (tmp_path / "c.pkl").is_symlink()
+    assert load_start_cache(tmp_path / "c.pkl", "k") == {"high": {}}
+
+
+def test_a_folder_as_the_configured_cache_is_refused_before_the_bot_is_built(tmp_path: Path) -> None:
+    from agent.bots.start_cache import StartCacheError
+
+    config = load_config()
+    config = replace(config, bot=replace(config.bot, leduc=replace(config.bot.leduc, start_cache=str(tmp_path))))
+    with pytest.raises(StartCacheError, match="is a folder"):
+        DeepStackBot.check(load_game("leduc"), config)
