@@ -197,6 +197,10 @@ class HoldemBotConfig:
             )
 
 
+#: the largest share of the dealer's allowance a bot may plan to use
+MAX_SAFETY = 0.9
+
+
 @dataclass(frozen=True)
 class TimeConfig:
     """The dealer's time rules (ACPC competition defaults) and how much of them we plan to use;
@@ -217,8 +221,10 @@ class TimeConfig:
         for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms", "min_iterations"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"{key}: {getattr(self, key)} is not positive")
-        if not 0.0 < self.safety <= 1.0:  # above 1 the bot plans more time than the dealer gives
-            raise ConfigError(f"safety: {self.safety} is not in (0, 1]")
+        # above 1 the bot plans more time than the dealer gives; above 0.9 too little is left for what
+        # the bot cannot time (reading, answering, other programs: ~26 ms a decision measured)
+        if not 0.0 < self.safety <= MAX_SAFETY:
+            raise ConfigError(f"safety: {self.safety} is not in (0, {MAX_SAFETY}]")
 
 
 @dataclass(frozen=True)
