@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -87,7 +88,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             name,
             help=helptext,
             description=helptext + ": the agent is queried at every public "
-            "state for all private cards, exactly as it plays through continual re-solving.",
+            "state for all private cards, exactly as it plays through continual re-solving. In no-limit the tree "
+            "(the agent's and the best response's) has fold, call, pot and all-in: a lower bound for every size.",
             epilog=EXAMPLES[name],
             formatter_class=HelpFormatter,
         )
@@ -850,6 +852,14 @@ def run_eval(args: argparse.Namespace) -> int:
     except ModelError as exc:
         print(f"{tool}: error: {exc}", file=sys.stderr)
         return 2
+    if args.eval_command == "export-policy":  # refused now, not after minutes of re-solving
+        out = Path(args.out)
+        if out.is_dir() or (out.parent.exists() and not os.access(out.parent, os.W_OK)):
+            print(
+                f"{tool}: error: --out {out}: cannot be written ({'a folder' if out.is_dir() else 'its folder is read-only'})",
+                file=sys.stderr,
+            )
+            return 2
     bot_cfg = config.bot.leduc_limit if game.is_limit else config.bot.leduc
     if args.iterations is not None:
         bot_cfg = replace(bot_cfg, iterations=args.iterations)

@@ -151,7 +151,11 @@ def import_policy(space: HandSpace, sizing: tuple[BetSizing, ...], path: str | P
         raise PolicyError(f"{path}: not a readable policy JSON file ({exc})") from exc
     if not isinstance(table, dict):
         raise PolicyError(f"{path}: a policy is a JSON object of information sets")
+    game_text = table.pop(GAME_KEY, None)  # files written before it was recorded have none
+    if game_text is not None and game_text != space.game.to_text():
+        raise PolicyError(f"{path}: exported for another game than {space.game.name} (its {GAME_KEY!r} entry)")
     la, strategy = _policy_tree(space, sizing)
+    expected: set[str] = set()
     for m, row in enumerate(la.dec_rows.tolist()):
         node = la.nodes[row]
         board = la.boards[int(la.row_board[row])]
@@ -161,6 +165,7 @@ def import_policy(space: HandSpace, sizing: tuple[BetSizing, ...], path: str | P
             if not valid[h]:
                 continue
             key = f"{space.label(h)}|{cards_to_str(board) if board else '-'}|{betting}"
+            expected.add(key)
             entry = table.get(key)
             if not isinstance(entry, dict):
                 raise PolicyError(f"{path}: information set {key!r} is missing")
@@ -172,17 +177,25 @@ def import_policy(space: HandSpace, sizing: tuple[BetSizing, ...], path: str | P
                 )
             for a, name in enumerate(names):
                 p = entry.get(name)
-                if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+                if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
                     raise PolicyError(f"{path}: {key!r}: no probability in [0, 1] for action {name!r}")
                 strategy[m, a, h] = float(p)
             total = float(strategy[m, : len(names), h].sum())
             if abs(total - 1.0) > 1e-6:
                 raise PolicyError(f"{path}: {key!r}: the probabilities sum to {total:.9g}, not 1")
+    extra = sorted(set(table) - expected)
+    if extra:  # another game's information sets (other sizes, cards) that happen to include ours
+        raise PolicyError(f"{path}: {len(extra)} information set(s) not in {space.game.name}'s tree, e.g. {extra[0]!r}")
     return AgentProfile(la, strategy, 0)
 
 
+#: the policy file's entry holding the game definition it was exported for (not an information set)
+GAME_KEY = "_game"
+
+
 def export_policy(profile: AgentProfile, path: str | Path) -> int:
-    """Write ``"<private>|<board or ->|<betting>" -> {action: probability}`` JSON; returns #infosets."""
+    """Write ``"<private>|<board or ->|<betting>" -> {action: probability}`` JSON, with the game's
+    definition under ``"_game"``; returns #infosets."""
     la = profile.lookahead
     space = la.space
     out: dict[str, dict[str, float]] = {}
@@ -203,5 +216,5 @@ def export_policy(profile: AgentProfile, path: str | Path) -> int:
                 entry[_action_name(space, action)] = float(p)
             out[key] = entry
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(out, indent=1, sort_keys=True))
+    Path(path).write_text(json.dumps({GAME_KEY: space.game.to_text(), **out}, indent=1, sort_keys=True))
     return len(out)

@@ -448,6 +448,7 @@ def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path)
     path = tmp_path / "policy.json"
     n = export_policy(profile, path)
     policy = json.loads(path.read_text())
+    assert policy.pop("_game") == leduc_limit.to_text()  # the game it was exported for
     assert n == len(policy)
     # every decision of the full tree, for every private card that the board allows
     la = profile.lookahead
@@ -480,6 +481,18 @@ def test_exported_policy_covers_every_infoset(leduc_limit: Game, tmp_path: Path)
     policy["Qh|Kh|rc/"] = {"c": 1.0, "f": 0.0, "x": 0.0}  # an action the tree has not here
     path.write_text(json.dumps(policy))
     with pytest.raises(PolicyError, match="not in the game's tree"):
+        import_policy(space, (FCPA, FCPA), path)
+    policy["Qh|Kh|rc/"] = {"c": True, "r": False}  # JSON booleans are not probabilities
+    path.write_text(json.dumps(policy))
+    with pytest.raises(PolicyError, match="no probability in"):
+        import_policy(space, (FCPA, FCPA), path)
+    policy["Qh|Kh|rc/"] = {"c": 1.0, "r": 0.0}
+    path.write_text(json.dumps({**policy, "Ks|-|rrrrc/": {"c": 1.0}}))  # another game's line: more raises
+    with pytest.raises(PolicyError, match="1 information set"):
+        import_policy(space, (FCPA, FCPA), path)
+    other = leduc_limit.to_text().replace("raiseSize = 2 4", "raiseSize = 4 8")
+    path.write_text(json.dumps({"_game": other, **policy}))  # the same keys, another game's sizes
+    with pytest.raises(PolicyError, match="exported for another game"):
         import_policy(space, (FCPA, FCPA), path)
     del policy["Qh|Kh|rc/"]
     path.write_text(json.dumps(policy))
