@@ -270,3 +270,9 @@ def test_exact_evaluation_refuses_a_three_player_leduc(tmp_path: Path, capsys: p
     game.write_text(text.replace("numPlayers = 2", "numPlayers = 3").replace("blind = 1 1", "blind = 1 1 1"))
     line = _refused(["eval", "exploitability", "--game", str(game), "--exact"], capsys)
     assert "two-player Leduc" in line
+
+
+def test_export_policy_refuses_a_folder_before_it_solves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It failed with 'Is a directory' after minutes of re-solving."""
+    line = _refused(["eval", "export-policy", "--game", "leduc-limit", "--out", str(tmp_path)], capsys)
+    assert line.endswith(f"--out {tmp_path}: cannot be written (a folder)")
