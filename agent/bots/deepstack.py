@@ -214,11 +214,11 @@ class DeepStackBot(BaseBot):
             # an answer solved earlier costs nothing: only a re-solve must fit in the bank
             decision = seat.resolver.precomputed(view.state)
             if decision is None:
-                if not self.timing.affordable(view.state.round):
+                floor = self._iterations_floor(view.state.round)
+                if not self.timing.affordable(view.state.round, floor):
                     return self._out_of_time(view, start, reason="bank")
                 decision = seat.resolver.re_solve(view.state, self.timing.deadline(view.state.round, start))
-                self.timing.solved(view.state.round, time.monotonic() - start)
-                floor = self._iterations_floor(view.state.round)
+                self.timing.solved(view.state.round, time.monotonic() - start, decision.iterations, decision.solve_seconds)
                 if decision.iterations < floor:  # stopped by the clock with a strategy near uniform
                     return self._out_of_time(
                         view, start, "too_few_iterations", iterations=decision.iterations, min_iterations=floor

@@ -26,7 +26,7 @@ class TimeBudget:
     rounds: int = 4
     hands: int = 0
     used_s: float = 0.0
-    #: think times of recent re-solves per round (their minimum is what one costs at the least)
+    #: recent re-solves per round: (seconds, iterations, seconds of the iterations)
     recent: dict = field(default_factory=dict, repr=False)
     hand_used_s: float = 0.0
     clock: object = field(default=time.monotonic, repr=False)
@@ -63,18 +63,31 @@ class TimeBudget:
         self.used_s += seconds
         self.hand_used_s += seconds
 
-    def solved(self, round_: int, seconds: float) -> None:
-        """A re-solve of ``round_`` took ``seconds`` (setup plus at least one iteration)."""
+    def solved(self, round_: int, seconds: float, iterations: int = 0, solve_seconds: float = 0.0) -> None:
+        """A re-solve of ``round_`` took ``seconds``: ``solve_seconds`` of them for its
+        ``iterations`` (the rest to set it up)."""
         times = self.recent.setdefault(round_, [])
-        times.append(seconds)
+        times.append((seconds, iterations, solve_seconds))
         del times[:-10]
 
-    def affordable(self, round_: int) -> bool:
-        """Whether a re-solve fits in what is banked, judging by the cheapest recent one (a
-        decision whose share is smaller still re-solves, with as few iterations as it must).
-
-        When the bank is nearly empty (a slow machine, a tight limit) the bot answers at
-        once instead, rather than letting the dealer abort the match."""
+    def playable_cost(self, round_: int, floor: int) -> float | None:
+        """Seconds a re-solve of ``round_`` needs to reach ``floor`` iterations (its set-up plus
+        ``floor`` iterations), by the cheapest recent one; None before the first."""
         times = self.recent.get(round_)
-        banked, cap = self._limits()
-        return not times or self.safety * min(banked, cap) >= min(times)
+        if not times:
+            return None
+        costs = []
+        for seconds, iterations, solve_seconds in times:
+            if iterations > 0 and 0 < solve_seconds <= seconds:
+                costs.append(seconds - solve_seconds + floor * solve_seconds / iterations)
+            else:  # no split known: the whole time, at the least
+                costs.append(seconds)
+        return min(costs)
+
+    def affordable(self, round_: int, floor: int = 1) -> bool:
+        """Whether a re-solve can reach ``floor`` iterations (the fewest whose answer is played)
+        within this decision's budget, judging by the cheapest recent one. One that cannot would
+        be stopped by the clock and thrown away, its time spent all the same; the bot answers at
+        once instead (a slow machine, a tight limit, a small bank early in a match)."""
+        cost = self.playable_cost(round_, floor)
+        return cost is None or self.budget(round_) >= cost

@@ -117,6 +117,8 @@ class Decision:
     chance: dict[tuple[int, bool], dict[tuple[int, ...], np.ndarray] | LeafSnapshot] = field(default_factory=dict)
     iterations: int = 0
     seconds: float = 0.0
+    #: of ``seconds``, those of the iterations (the rest: building the lookahead, summarising)
+    solve_seconds: float = 0.0
     cached: bool = False
     #: betting string -> (actions, [actions, hands]) the opponent's strategy at its decisions
     #: in this round of the lookahead (for the opponent-range estimate)
@@ -266,6 +268,7 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
         chance=chance,
         iterations=solution.result.iterations,
         seconds=seconds,
+        solve_seconds=min(seconds, solution.result.seconds),
         opp_strategies=opponent_strategies(solution, 1 - me, start=row0),
         opp_mass=opponent_mass(solution, 1 - me).astype(np.float32),
     )

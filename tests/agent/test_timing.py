@@ -26,10 +26,14 @@ def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
     assert leduc.budget(1) == 0.0
     tight = TimeBudget(1.0, 600.0, 600.0, safety=1.0, rounds=2)
     tight.start_hand()
-    tight.solved(0, 0.6)
-    assert tight.budget(0) == pytest.approx(0.5) and tight.affordable(0)  # the bank (1 s) pays for it
+    tight.solved(0, 0.6, iterations=60, solve_seconds=0.5)  # set-up 0.1 s, 1/120 s an iteration
+    assert tight.playable_cost(0, 20) == pytest.approx(0.1 + 20 / 120)
+    assert tight.budget(0) == pytest.approx(0.5) and tight.affordable(0, 20)  # this share pays for 20
+    assert not tight.affordable(0, 60)  # not for 60
     tight.spent(0.6)
-    assert not tight.affordable(0)  # 0.4 s left, a re-solve costs at least 0.6 s
+    assert tight.budget(0) == pytest.approx(0.2) and not tight.affordable(0, 20)  # 0.4 s left: 0.2 s a share
+    tight.solved(0, 0.15)  # no split of its time known: the whole of it, at the least
+    assert tight.playable_cost(0, 20) == pytest.approx(0.15) and tight.affordable(0, 20)
     capped = TimeBudget(100.0, 0.2, 600.0, safety=1.0, rounds=2)
     capped.start_hand()
     assert capped.budget(1) == pytest.approx(0.2)  # the per-reply limit
