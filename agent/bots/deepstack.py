@@ -185,7 +185,7 @@ class DeepStackBot(BaseBot):
                 raise  # the client logs it
         if self._seat is None:  # no hand was ever set up: act() checks or folds (degraded)
             return
-        if not self._degraded:
+        if not self._degraded and not self._starved:  # a starved hand is checked or folded to its end
             try:
                 self._seat.resolver.observe(view.state)
             except Exception:

@@ -78,10 +78,10 @@ class TimeBudget:
             return None
         costs = []
         for seconds, iterations, solve_seconds in times:
-            if iterations > 0 and 0 < solve_seconds <= seconds:
+            if iterations >= floor and 0 < solve_seconds <= seconds:
                 costs.append(seconds - solve_seconds + floor * solve_seconds / iterations)
-            else:  # no split known: the whole time, at the least
-                costs.append(seconds)
+            else:  # stopped short of the floor (its first iterations are the slowest), or no split known:
+                costs.append(seconds)  # it needs at least what it took
         return min(costs)
 
     def affordable(self, round_: int, floor: int = 1) -> bool:

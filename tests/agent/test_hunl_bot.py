@@ -94,6 +94,23 @@ def test_the_memory_trim_after_a_hand_is_paid_by_the_next(
     assert fast_bot.timing.used_s - before >= 0.05
 
 
+def test_a_hand_starved_of_time_is_checked_or_folded_without_observing_it(
+    hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of time at the flop with nothing re-solved there, the next street's chance catch-up
+    read the pre-flop's flop leaves for a 4-card board: an observe_failed traceback every hand
+    (a live match against call: 21 of 24 hands). A starved hand is not observed any more."""
+    monkeypatch.setattr(fast_bot.timing, "affordable", lambda round_, floor=1: round_ == 0)
+    summary = ClientSummary()
+    with structlog.testing.capture_logs() as logs:
+        for line in dealer_lines():
+            _handle_line(line, hunl, fast_bot, summary)
+    events = [e["event"] for e in logs]
+    reasons = {e.get("reason") for e in logs if e["event"] == "out_of_time"}
+    assert "observe_failed" not in events and "decision_failed" not in events
+    assert {"bank", "earlier_in_hand"} <= reasons and summary.fallback_actions == 0
+
+
 def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decision that raises (out of memory, a bug) is answered as one out of time: check, or
     fold to a bet (a broken hand costs at most what is in the pot), and the match goes on."""

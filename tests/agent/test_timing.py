@@ -34,6 +34,10 @@ def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
     assert tight.budget(0) == pytest.approx(0.2) and not tight.affordable(0, 20)  # 0.4 s left: 0.2 s a share
     tight.solved(0, 0.15)  # no split of its time known: the whole of it, at the least
     assert tight.playable_cost(0, 20) == pytest.approx(0.15) and tight.affordable(0, 20)
+    slow = TimeBudget(1.0, 600.0, 600.0, safety=0.9, rounds=2)
+    slow.start_hand()
+    slow.solved(1, 0.5, iterations=1, solve_seconds=0.45)  # one (warming-up) iteration: not extrapolated
+    assert slow.playable_cost(1, 20) == pytest.approx(0.5) and slow.affordable(1, 20)
     capped = TimeBudget(100.0, 0.2, 600.0, safety=1.0, rounds=2)
     capped.start_hand()
     assert capped.budget(1) == pytest.approx(0.2)  # the per-reply limit
