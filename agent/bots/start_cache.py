@@ -158,7 +158,9 @@ def save_start_cache(path: Path, key: str, seats: dict, allow_shipped: bool = Fa
     payload = pickle.dumps(seats, protocol=pickle.HIGHEST_PROTOCOL)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o644)  # as any file the user writes (mkstemp's own is 0600)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # as any file the user writes (mkstemp's own is 0600)
         with os.fdopen(fd, "wb") as f:
             f.write(_MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
             f.write(payload)

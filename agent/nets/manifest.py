@@ -87,8 +87,12 @@ def save_scripted(module: torch.jit.ScriptModule, path: Path) -> None:
     """Save a TorchScript network under a temporary name renamed over ``path``: a run killed
     mid-save leaves the network that was there whole (``--out models/...`` replaces a shipped one)."""
     tmp = path.with_name(f".{path.name}.part")
-    module.save(str(tmp))
-    os.replace(tmp, path)
+    try:
+        module.save(str(tmp))
+        os.replace(tmp, path)
+    except BaseException:  # no half-written temporary file left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def register_model(model_path: Path, name: str, **info: Any) -> Path:
@@ -195,6 +199,19 @@ def trained_games(entry: dict) -> set[str]:
         str(f["spec"]["game"]) for f in data.get("folders", [data]) if isinstance(f.get("spec"), dict) and f["spec"].get("game")
     }
     return games.union(*(trained_games(e) for e in _earlier(entry)))
+
+
+def unseeded_data(entry: dict) -> bool:
+    """Whether any data a network learned from (its own, an averaged network's members', a
+    fine-tuned one's starting network's) records no seed: the seeds of the rest then cannot tell
+    that a test folder is held out."""
+    data = entry.get("data") or {}
+    earlier = _earlier(entry)
+    if not data and not earlier:  # nothing recorded at all
+        return True
+    if data and any(spec_seed(f.get("spec")) is None and not f.get("teacher_seeds") for f in data.get("folders", [data])):
+        return True
+    return any(unseeded_data(e) for e in earlier)
 
 
 def trained_folders(entry: dict) -> set[Path]:

@@ -68,9 +68,14 @@ def build_ensemble(members: list[str | Path], out: Path, name: str, command: str
         name=name,
         **{key: first[key] for key in _INTERFACE if key in first},
         members=[{"file": str(m), **{k: entry[k] for k in keep if k in entry}} for m, (_, entry) in zip(members, loaded)],
-        # members trained on the same data count it once
+        # members trained on the same data count it once (an averaged member: by its own members)
         training_situations=sum(
-            {json.dumps(e.get("data"), sort_keys=True): int(e.get("training_situations", 0)) for _, e in loaded}.values()
+            {
+                json.dumps(e.get("data") or e.get("members") or e.get("sha256"), sort_keys=True): int(
+                    e.get("training_situations", 0)
+                )
+                for _, e in loaded
+            }.values()
         ),
         command=command or command_line(),
     )

@@ -29,6 +29,7 @@ from agent.nets.manifest import (
     spec_seed,
     trained_folders,
     trained_seeds,
+    unseeded_data,
 )
 from agent.training.heldout import HeldOutScore, score_networks
 
@@ -73,7 +74,7 @@ def _test_records(test_dirs: Sequence[Path]) -> list[dict]:
 def held_out_problems(test_dirs: Sequence[Path], records: list[dict], entries: dict[str, dict]) -> list[str]:
     """Why each test folder is not held out from the networks of ``entries`` (one line each): it is
     one of the folders a network trained on, it was drawn with a seed one trained on (it holds the
-    same situations), or its record or a network's entry gives no seed to tell."""
+    same situations), or its record or any of a network's data gives no seed to tell."""
     problems = []
     for folder, record in zip(test_dirs, records):
         seed = spec_seed(record.get("spec"))
@@ -85,9 +86,9 @@ def held_out_problems(test_dirs: Sequence[Path], records: list[dict], entries: d
                 problems.append(f"{folder}: {who} trained on this folder: not held out")
             elif seed in trained_seeds(entry):
                 problems.append(f"{folder}: drawn with seed {seed}, which {who} trained on: not held out")
-            elif not trained_seeds(entry):
+            elif unseeded_data(entry):
                 problems.append(
-                    f"{folder}: {who}'s manifest entry records no seed of its training data: cannot tell it is held out"
+                    f"{folder}: {who}'s manifest entry records no seed for some of its training data: cannot tell it is held out"
                 )
     return problems
 

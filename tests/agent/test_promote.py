@@ -192,8 +192,14 @@ def test_an_entry_without_training_seeds_cannot_pass_a_test_folder(tmp_path: Pat
 
     folder = tmp_path / "test"
     assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": {}}) == [
-        f"{folder}: net's manifest entry records no seed of its training data: cannot tell it is held out"
+        f"{folder}: net's manifest entry records no seed for some of its training data: cannot tell it is held out"
     ]
+    seeded = {"data": {"folder": "/d/a", "spec": {"seed": 1}}}
+    pooled = {"data": {"folders": [seeded["data"], {"folder": "/d/b"}]}}  # one of two folders without a seed
+    averaged = {"members": [seeded, {"data": {}}]}  # one member without its data
+    for entry in (pooled, averaged, {"data": {"spec": {"seed": 1}}, "initialized_from": {"sha256": "x"}}):
+        assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": entry}), entry
+    assert held_out_problems([folder], [{"spec": {"seed": 2}}], {"net": {"members": [seeded, seeded]}}) == []
 
 
 def test_held_out_checks_follow_nested_ensembles_and_copied_folders(river: Path, tmp_path: Path) -> None:
