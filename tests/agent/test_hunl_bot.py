@@ -111,6 +111,25 @@ def test_a_hand_starved_of_time_is_checked_or_folded_without_observing_it(
     assert {"bank", "earlier_in_hand"} <= reasons and summary.fallback_actions == 0
 
 
+def test_the_played_floor_is_past_the_skipped_iterations(
+    hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-solve the clock stops inside ``skip`` has averaged nothing: it is not played, whatever
+    ``min_iterations`` says (the floor is at least skip + 1, at most the iterations asked)."""
+    from agent.solver.resolve import SolverConfig
+
+    summary = ClientSummary()
+    _handle_line(next(iter(dealer_lines())), hunl, fast_bot, summary)  # a hand set up
+    seat = fast_bot._seat
+    assert seat is not None
+    settings = seat.resolver.settings
+    for skip, iterations, floor in ((0, 50, 20), (30, 50, 31), (2, 3, 3)):
+        config = SolverConfig(iterations=iterations, skip=skip, device="cpu")
+        street = replace(settings.street(1), config=config)
+        monkeypatch.setattr(seat.resolver, "settings", replace(settings, streets=(settings.street(0), street, street, street)))
+        assert fast_bot._iterations_floor(1) == floor
+
+
 def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decision that raises (out of memory, a bug) is answered as one out of time: check, or
     fold to a bet (a broken hand costs at most what is in the pot), and the match goes on."""
