@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from agent.blueprint.holdem import HoldemAbstraction, HoldemTables
-from agent.nets.manifest import checked_file
+from agent.nets.manifest import checked_file, sha256_of
 from agent.solver.handspace import HandSpace
 from models import MODELS_DIR
 from native.mccfr import Deals, Trunk
@@ -172,15 +172,18 @@ def make_abstraction(name: str, game: Game) -> Abstraction:
         if game.num_rounds != 4 or game.num_hole_cards != 2 or game.deck_size != 52:
             raise ValueError(f"the hold'em abstraction is for heads-up hold'em, not {game.name}")
         path = Path(name.partition(":")[2]) if ":" in name else HOLDEM_TABLES
-        return _holdem(str(path), name)
+        stat = path.stat() if path.exists() else None  # a file rewritten since is read again
+        return _holdem(str(path), name, (stat.st_mtime_ns, stat.st_size) if stat else None)
     raise ValueError(f"unknown card abstraction {name!r}; known: lossless, holdem, holdem:PATH")
 
 
 @lru_cache(maxsize=2)
-def _holdem(path: str, name: str) -> HoldemAbstraction:
+def _holdem(path: str, name: str, stamp: tuple[int, int] | None = None) -> HoldemAbstraction:
     if Path(path).resolve().is_relative_to(MODELS_DIR.resolve()):
         checked_file(path, " (deepstack blueprint abstraction builds it)")  # a shipped file: its sha256
-    return HoldemAbstraction(HoldemTables.load(Path(path)), name)
+    abstraction = HoldemAbstraction(HoldemTables.load(Path(path)), name)
+    abstraction.sha256 = sha256_of(Path(path))  # recorded with a blueprint: rebuilt tables are refused
+    return abstraction
 
 
 def _code(cards: np.ndarray) -> np.ndarray:

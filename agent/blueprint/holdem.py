@@ -242,6 +242,8 @@ class HoldemAbstraction:
     def __init__(self, tables: HoldemTables, name: str = "holdem") -> None:
         self.name = name
         self.tables = tables
+        #: the tables file's sha256, where they came from one (a blueprint records it)
+        self.sha256: str | None = None
         self.flops = BoardIndex(3)
         self.turns = BoardIndex(4)
         pf, pt, pr = tables.private

@@ -20,6 +20,9 @@ from protocol.gamedef import Game, GameDefError, parse_game
 
 #: the file format written by :meth:`Blueprint.save`
 FORMAT = "deepstack-blueprint-1"
+#: deals per batch of single-process training (each batch draws with its own seed; linear averaging
+#: rescales between batches)
+BATCH = 20_000
 
 
 class BlueprintFileError(ValueError):
@@ -56,7 +59,7 @@ class Blueprint:
         self,
         iterations: int,
         seed: int = 0,
-        batch: int = 20_000,
+        batch: int = BATCH,
         linear: bool = True,
         progress: bool = False,
         clusters: int = 1,
@@ -104,6 +107,7 @@ class Blueprint:
             "game": self.tree.game.to_text(),
             "sizing": [asdict(s) for s in self.tree.sizing],
             "abstraction": self.abstraction.name,
+            "abstraction_sha256": getattr(self.abstraction, "sha256", None),
             "iterations": self.iterations,
             "seconds": round(self.seconds, 3),
         }
@@ -130,6 +134,12 @@ class Blueprint:
         if game is not None and game.to_text() != saved_game.to_text():
             raise BlueprintFileError(f"{path}: a blueprint of another game than {game.name!r}")
         bp = cls.create(game or saved_game, sizing, meta.get("abstraction", ""))
+        trained_on, now = meta.get("abstraction_sha256"), getattr(bp.abstraction, "sha256", None)
+        if trained_on and now and trained_on != now:  # same shapes, other buckets: it would play on wrong cards
+            raise BlueprintFileError(
+                f"{path}: trained on the card abstraction {bp.abstraction.name!r} of sha256 {trained_on[:12]}..., "
+                f"whose tables now have sha256 {now[:12]}... (rebuilt): not this blueprint's abstraction"
+            )
         if regrets.shape != bp.regrets.shape or sums.shape != bp.strategy_sum.shape:
             raise BlueprintFileError(f"{path}: {regrets.shape[0]} slots, but its tree has {bp.regrets.shape[0]}")
         bp.regrets[:] = regrets

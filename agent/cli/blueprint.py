@@ -14,7 +14,7 @@ import numpy as np
 from agent.blueprint.abstraction import make_abstraction
 from agent.blueprint.distributed import train_distributed
 from agent.blueprint.holdem import PUBLIC_METHODS, build_tables
-from agent.blueprint.mccfr import Blueprint, BlueprintFileError
+from agent.blueprint.mccfr import BATCH, Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
@@ -176,13 +176,26 @@ def _train(args: argparse.Namespace) -> int:
         make_abstraction(args.abstraction, game)  # a bad name fails before the tree is built
         bp = Blueprint.create(game, sizing, args.abstraction)
         earlier = ""
+    if args.workers > args.clusters:  # before Ray starts, not after
+        raise ValueError(f"{args.workers} workers for {args.clusters} clusters: each worker needs a cluster")
+    # every save ends a batch: resumed chunks then split the deals as one run does
+    step = args.batch if args.workers > 0 else BATCH
+    every = -(-args.save_every // step) * step
+    if every != args.save_every:
+        print(f"saving every {every:,} iterations (a multiple of the batch, {step:,})", file=sys.stderr)
+    if args.iterations % step:
+        print(
+            f"note: {args.iterations:,} iterations is not a multiple of the batch ({step:,}): a later resume of {out} "
+            "continues a training that differs (in its random draws, not its kind) from one run of the total",
+            file=sys.stderr,
+        )
     ray, started = (None, False)
     if args.workers > 0:
         ray, started = connect_ray(args.ray_address, args.workers if args.ray_address == "local" else None)
     try:
         left = args.iterations
         while left > 0:
-            n = min(left, args.save_every)
+            n = min(left, every)
             if args.workers > 0:
                 train_distributed(bp, n, args.clusters, args.workers, seed=args.seed, batch=args.batch, ray=ray, progress=True)
             else:

@@ -10,6 +10,7 @@ optional extra (``pip install -e '.[ray]'``) so the base install stays light.
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ def connect_ray(address: str, local_cpus: int | None) -> tuple[Any, bool]:
         raise ClusterError("--ray-address needs Ray, an optional extra: pip install -e '.[ray]'") from exc
     if ray.is_initialized():
         return ray, False
+    # ray.init installs its own SIGTERM handler (a C++ stack dump, status 134): ours are put back
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if address == "local":  # a private single-machine Ray instance: every core of this machine
             ray.init(num_cpus=local_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -46,6 +49,13 @@ def connect_ray(address: str, local_cpus: int | None) -> tuple[Any, bool]:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError ... depending on the failure
         raise ClusterError(f"cannot start or reach the Ray cluster at {address!r}: {exc}") from exc
+    finally:
+        for sig, handler in handlers.items():
+            if handler is not None:
+                try:
+                    signal.signal(sig, handler)
+                except ValueError:  # not the main thread: signals are not ours to set there
+                    pass
     return ray, True
 
 

@@ -366,3 +366,41 @@ def test_past_the_raise_cap_a_blueprint_tree_keeps_all_in(leduc: Game) -> None:
     assert bet_actions(state, capped, 1) == []  # a re-solve's lookahead: no raise past the cap
     kept = BetSizing.parse("1", max_raises=1, all_in_past_cap=True)
     assert bet_actions(state, kept, 1) == [raise_to(state.raise_bounds()[1])]  # a blueprint's: all-in stays
+
+
+def test_saves_end_batches_so_a_saved_run_is_one_run(tmp_path, capsys) -> None:
+    """--save-every 30000 split the deals differently from one run (a batch cut at 30,000, another
+    seed after it): saves are now rounded up to whole batches."""
+    from agent.cli.main import main
+
+    one, saved = tmp_path / "one.npz", tmp_path / "saved.npz"
+    assert main(["blueprint", "train", "leduc-limit", "60000", "--out", str(one), "--seed", "3"]) == 0
+    assert main(["blueprint", "train", "leduc-limit", "60000", "--out", str(saved), "--seed", "3", "--save-every", "30000"]) == 0
+    assert "saving every 40,000 iterations" in capsys.readouterr().err
+    with np.load(one) as a, np.load(saved) as b:
+        np.testing.assert_array_equal(a["strategy_sum"], b["strategy_sum"])
+    assert main(["blueprint", "train", "leduc-limit", "5000", "--out", str(one)]) == 0
+    assert "is not a multiple of the batch" in capsys.readouterr().err
+    assert main(["blueprint", "train", "leduc-limit", "100", "--out", str(one), "--workers", "3", "--clusters", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "3 workers for 2 clusters" in err and "Ray" not in err  # refused before Ray starts
+
+
+def test_a_blueprint_refuses_hold_em_tables_rebuilt_since_it_was_trained(tmp_path, capsys) -> None:
+    """Tables of the same shapes but other buckets resumed (and played) without a word."""
+    from agent.blueprint.abstraction import HOLDEM_TABLES
+    from agent.cli.main import main
+
+    tables = tmp_path / "tables.npz"
+    tables.write_bytes(HOLDEM_TABLES.read_bytes())
+    out = tmp_path / "h.npz"
+    argv = ["blueprint", "train", "hunl", "200", "--out", str(out), "--abstraction", f"holdem:{tables}", "--sizing", "1"]
+    assert main(argv + ["--max-raises", "1", "--clusters", "8"]) == 0
+    with np.load(tables) as z:
+        arrays = {k: z[k] for k in z.files}
+    key = next(k for k in arrays if "flop" in k and arrays[k].ndim == 1)
+    arrays[key] = arrays[key][::-1].copy()  # the same shape, other clusters
+    np.savez(tables, **arrays)
+    capsys.readouterr()
+    assert main(["blueprint", "train", "hunl", "200", "--out", str(out), "--clusters", "8"]) == 2
+    assert "whose tables now have sha256" in capsys.readouterr().err
