@@ -56,10 +56,7 @@ class DeepStackBot(BaseBot):
             if config.device == "auto" and not torch.cuda.is_available()
             else ("cuda" if config.device == "auto" else config.device)
         )
-        tc = config.bot.time
-        self.timing = TimeBudget(
-            tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=game.num_rounds
-        )
+        self.timing = self._new_budget()
         self.bot_config: LeducBotConfig | HoldemBotConfig = getattr(config.bot, section_key(game))
         if is_leduc(game):
             self.device = "cpu"  # tiny tensors: the CPU beats a GPU here
@@ -157,9 +154,25 @@ class DeepStackBot(BaseBot):
             self._seats[convention] = _Seat(convention, space, ContinualResolver(space, settings))
         return self._seats[convention]
 
+    def _new_budget(self) -> TimeBudget:
+        tc = self.config.bot.time
+        return TimeBudget(
+            tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=self.game.num_rounds
+        )
+
     def start_match(self, game: Game) -> None:
+        """A new match: nothing of the last one's hands carries over (its hand numbers start again,
+        and its hand 0 must not be taken for the last match's hand 0), and the dealer's
+        allowance starts afresh."""
         if game != self.game:
             raise ValueError("the bot was built for another game")
+        self._hand = -1
+        self._seat = None
+        self._degraded = self._starved = False
+        self._turn_started = None
+        for seat in self._seats.values():
+            seat.resolver.memory = None
+        self.timing = self._new_budget()
 
     def observe(self, view: MatchState) -> None:
         # the dealer's clock runs from the line that puts us to act, so the observation before

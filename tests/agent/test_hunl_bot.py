@@ -130,6 +130,20 @@ def test_the_played_floor_is_past_the_skipped_iterations(
         assert fast_bot._iterations_floor(1) == floor
 
 
+def test_a_bot_reused_for_a_new_match_does_not_take_its_hand_0_for_the_last_ones(hunl: Game, fast_bot: DeepStackBot) -> None:
+    """A new match numbers its hands from 0 again: the same bot object played the new hand 0 on
+    the old hand's memory (decision_failed, and QQ folded in the small blind)."""
+    summary = ClientSummary()
+    with structlog.testing.capture_logs() as logs:
+        fast_bot.start_match(hunl)
+        for line in ("MATCHSTATE:0:0::AsKd|", "MATCHSTATE:0:0:f:AsKd|"):  # the opponent folds at once
+            _handle_line(line, hunl, fast_bot, summary)
+        fast_bot.start_match(hunl)
+        reply = _handle_line("MATCHSTATE:1:0::|QhQs", hunl, fast_bot, summary)
+    assert reply is not None and not reply.endswith(":f")
+    assert not [e for e in logs if e["event"] in ("decision_failed", "observe_failed")]
+
+
 def test_a_failed_decision_checks_or_folds(hunl: Game, fast_bot: DeepStackBot, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decision that raises (out of memory, a bug) is answered as one out of time: check, or
     fold to a bet (a broken hand costs at most what is in the pot), and the match goes on."""
