@@ -20,7 +20,7 @@ import pickle
 import tempfile
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agent.nets.manifest import checked_file, sha256_of
 from models import MODELS_DIR
@@ -110,9 +110,10 @@ def load_start_cache(path: Path, key: str) -> dict | None:
         if is_shipped(path):
             checked_file(path)  # sha256 against the manifest before anything is unpickled
         with open(path, "rb") as f:
-            if f.readline() != _MAGIC:
+            saved = _read_key(f)
+            if saved is None:
                 raise ValueError("not a start cache of this version (deepstack prepare writes one)")
-            if f.readline().rstrip(b"\n").decode("ascii", "replace") != key:
+            if saved != key:
                 log.warning(
                     "start_cache_stale",
                     path=str(path),
@@ -142,9 +143,14 @@ def saved_key(path: Path) -> str | None:
     """The key a start cache was written for, read without unpickling it (None: not a cache
     of this version)."""
     with open(path, "rb") as f:
-        if f.readline() != _MAGIC:
-            return None
-        return f.readline().rstrip(b"\n").decode("ascii", "replace")
+        return _read_key(f)
+
+
+def _read_key(f: BinaryIO) -> str | None:
+    """The key line after the header of an open cache file (None: not a cache of this version)."""
+    if f.readline() != _MAGIC:
+        return None
+    return f.readline().rstrip(b"\n").decode("ascii", "replace")
 
 
 def save_start_cache(path: Path, key: str, seats: dict, allow_shipped: bool = False) -> None:

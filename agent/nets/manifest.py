@@ -177,15 +177,21 @@ def _earlier(entry: dict) -> list[dict]:
     return [*entry.get("members", []), *([entry["initialized_from"]] if entry.get("initialized_from") else [])]
 
 
+def _data_records(entry: dict) -> list[dict]:
+    """A network's own training-data records: one per folder it pooled; [] where it records none."""
+    data = entry.get("data") or {}
+    return data.get("folders", [data]) if data else []
+
+
 def trained_seeds(entry: dict) -> set[int]:
     """Seeds of the generation folders a network's manifest entry says it learned from: its data's
     (a harvested river folder's: its turn data's), the seeds its teacher-labelled folders' teacher
     learned from, an averaged network's members' and a fine-tuned one's starting network's (a test
     folder drawn with any of them is not held out)."""
-    data = entry.get("data") or {}
-    folders = data.get("folders", [data])
-    seeds = {seed for f in folders if (seed := spec_seed(f.get("spec"))) is not None}
-    for folder in folders:
+    seeds: set[int] = set()
+    for folder in _data_records(entry):
+        if (seed := spec_seed(folder.get("spec"))) is not None:
+            seeds.add(seed)
         seeds.update(int(s) for s in folder.get("teacher_seeds", []))
     return seeds.union(*(trained_seeds(e) for e in _earlier(entry)))
 
@@ -194,10 +200,7 @@ def trained_games(entry: dict) -> set[str]:
     """The games (names or game files, as ``deepstack generate --game`` was given them) a
     network's manifest entry says its data was generated for, its members' and its starting
     network's included."""
-    data = entry.get("data") or {}
-    games = {
-        str(f["spec"]["game"]) for f in data.get("folders", [data]) if isinstance(f.get("spec"), dict) and f["spec"].get("game")
-    }
+    games = {str(f["spec"]["game"]) for f in _data_records(entry) if isinstance(f.get("spec"), dict) and f["spec"].get("game")}
     return games.union(*(trained_games(e) for e in _earlier(entry)))
 
 
@@ -205,11 +208,10 @@ def unseeded_data(entry: dict) -> bool:
     """Whether any data a network learned from (its own, an averaged network's members', a
     fine-tuned one's starting network's) records no seed: the seeds of the rest then cannot tell
     that a test folder is held out."""
-    data = entry.get("data") or {}
-    earlier = _earlier(entry)
-    if not data and not earlier:  # nothing recorded at all
+    records, earlier = _data_records(entry), _earlier(entry)
+    if not records and not earlier:  # nothing recorded at all
         return True
-    if data and any(spec_seed(f.get("spec")) is None and not f.get("teacher_seeds") for f in data.get("folders", [data])):
+    if any(spec_seed(f.get("spec")) is None and not f.get("teacher_seeds") for f in records):
         return True
     return any(unseeded_data(e) for e in earlier)
 
@@ -217,6 +219,5 @@ def unseeded_data(entry: dict) -> bool:
 def trained_folders(entry: dict) -> set[Path]:
     """The generation folders (resolved from where this runs) a network's manifest entry says it
     learned from, where it records them, and those of the networks it was made from."""
-    data = entry.get("data") or {}
-    folders = {Path(f["folder"]).resolve() for f in data.get("folders", [data]) if isinstance(f.get("folder"), str)}
+    folders = {Path(f["folder"]).resolve() for f in _data_records(entry) if isinstance(f.get("folder"), str)}
     return folders.union(*(trained_folders(e) for e in _earlier(entry)))

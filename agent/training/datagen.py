@@ -634,7 +634,7 @@ def _start_harvest(folder: Path, meta: dict) -> None:
     write_json(record, meta)
 
 
-def write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict | list) -> None:
     """A record (``generate.json``, ``campaign.json``) written whole or not at all: under a hidden
     name, then renamed, so that a run killed mid-write leaves the previous record readable."""
     tmp = path.with_name(f".{path.name}.part")

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from agent.nets.encoding import canonical_permutation
 from agent.nets.manifest import command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
-from agent.training.datagen import load_shards, shard_files
+from agent.training.datagen import load_shards, shard_files, write_json
 from protocol.gamedef import GameDefError, load_game
 
 if TYPE_CHECKING:
@@ -488,10 +488,7 @@ def train(
     model_path = out_dir / f"{model_name}.pt"
     save_scripted(scripted, model_path)
     plot_history(history, out_dir / f"{model_name}.loss.png", model_name)
-    history_path = out_dir / f"{model_name}.history.json"
-    history_tmp = history_path.with_name(f".{history_path.name}.part")
-    history_tmp.write_text(json.dumps(history))
-    os.replace(history_tmp, history_path)
+    write_json(out_dir / f"{model_name}.history.json", history)
     best_epoch = min(history, key=lambda h: h["validation"])["epoch"]
     provenance = data_provenance(data_dirs)
     register_model(
