@@ -200,3 +200,16 @@ def test_a_folder_as_the_configured_cache_is_refused_before_the_bot_is_built(tmp
     config = replace(config, bot=replace(config.bot, leduc=replace(config.bot.leduc, start_cache=str(tmp_path))))
     with pytest.raises(StartCacheError, match="is a folder"):
         DeepStackBot.check(load_game("leduc"), config)
+
+
+def test_prepare_refuses_an_out_whose_folder_cannot_be_made_before_it_solves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It reported the OSError only after the whole solve."""
+    from agent.cli.main import main
+
+    (tmp_path / "a-file").write_text("kept")
+    out = tmp_path / "a-file" / "c.pkl"
+    assert main(["prepare", "leduc", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"deepstack prepare: error: --out {out}: its folder cannot be made")
