@@ -88,8 +88,9 @@ def test_round_two_starts_from_the_values_the_round_one_solve_averaged(leduc_lim
 @pytest.mark.parametrize("game_name, bound", [("leduc-limit", 24.0), pytest.param("leduc", 20.0, marks=pytest.mark.slow)])
 def test_shipped_network_agent_exploitability_is_pinned(game_name: str, bound: float, request: pytest.FixtureRequest) -> None:
     """The whole agent (300 iterations per re-solve, the shipped ensembles of networks) measured
-    exactly: 20.8 (limit) and 17.5 (no-limit) mbb/g when pinned; round 2 solved exactly gives
-    0.92 / 1.68, one network alone 27.7 / 27.6, and before the hand-over fix 274 / 76.9."""
+    exactly: 21.2 (limit) and 17.5 (no-limit) mbb/g when last measured (docs/results.md); round 2
+    solved exactly gives 0.98 / 1.74, one network alone 27.7 / 27.6, and before the hand-over fix
+    274 / 76.9."""
     game = request.getfixturevalue("leduc_limit" if game_name == "leduc-limit" else "leduc")
     space = HandSpace(game)
     cfg = load_config(None)
