@@ -10,4 +10,5 @@ contracts in pyproject.toml; docs/layers.md lists what each imports):
 * ``leaves``: depth-limit leaf values (check-down, value networks)
 * ``nets``: value networks, card abstraction, encoding, the model manifest
 * ``solver``: hand spaces, trees, the lookahead, CFR, solving a spot or re-solving
+* ``common``: files written whole or not at all, strict YAML, worker pools
 """

@@ -33,14 +33,6 @@ def make_card(rank: int, suit: int) -> int:
     return 4 * rank + suit
 
 
-def rank_of(card: int) -> int:
-    return card >> 2
-
-
-def suit_of(card: int) -> int:
-    return card & 3
-
-
 def card_from_str(text: str) -> int:
     """Parse one card such as ``"Ah"`` (rank case-insensitive, as the ACPC dealer reads it)."""
     if len(text) != 2:
@@ -68,14 +60,6 @@ def cards_from_str(text: str) -> tuple[int, ...]:
 
 def cards_to_str(cards: Iterable[int]) -> str:
     return "".join(card_to_str(c) for c in cards)
-
-
-def card_mask(cards: Iterable[int]) -> int:
-    """52-bit set of cards (bit ``c`` set for card ``c``)."""
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
 
 
 @lru_cache(maxsize=1)

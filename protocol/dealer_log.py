@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from native.cards import cards_from_str
 
 #: the first line of a dealer log starts with this, then the match name, game, hands and seed
@@ -107,3 +109,43 @@ def read_hands(path: Path) -> list[LoggedHand]:
     if not hands:
         raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
     return hands
+
+
+def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.ndarray]:
+    """``(game, players, hand ids, values [hands, players])`` of an ACPC dealer log.
+
+    The dealer lists the values and names of each hand in that hand's seat order, which
+    alternates between hands; here every column is one player (named in ``players``, the order
+    of the first hand) on every row."""
+    header = read_header(path)
+    game = header.game if header is not None else ""
+    players: tuple[str, ...] = ()
+    hands: list[int] = []
+    values: list[list[float]] = []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if not line.startswith("STATE:"):
+            continue
+        logged = parse_state_line(line, f"{path}:{number}")
+        hand, by_seat, names = logged.hand_id, logged.payoffs, logged.names
+        if len(names) != len(by_seat) or len(set(names)) != len(names):
+            raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}")
+        players = players or names
+        if set(names) != set(players):
+            raise ValueError(f"{path}:{number}: players {', '.join(names)} (the log began with {', '.join(players)})")
+        hands.append(hand)
+        values.append([by_seat[names.index(p)] for p in players])
+    if not values and not game:
+        raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
+    return game, players, hands, np.array(values)  # a dealer's header and no hands: a match that never began
+
+
+def dealer_limit_ms(logs: list[Path], default: float = 7000.0) -> float:
+    """The ``--t_per_hand`` the dealer recorded in the first log's header (``#--t_per_hand N``)."""
+    for path in logs[:1]:
+        for line in path.read_text(errors="replace").splitlines()[:10]:
+            if line.startswith("#--t_per_hand "):
+                try:
+                    return float(line.split()[1])
+                except (IndexError, ValueError):
+                    break
+    return default

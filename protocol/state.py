@@ -289,17 +289,6 @@ class HandState:
             return action.size in (0, bounds[0])
         return bounds[0] <= action.size <= bounds[1]
 
-    def raise_to_of(self, action: Action) -> int:
-        """Total the acting player will have in after ``action`` (for any action kind)."""
-        p = self._require_player()
-        if action.kind is ActionKind.FOLD:
-            return self.spent[p]
-        if action.kind is ActionKind.CALL:
-            return min(self.max_spent, self.game.stack[p])
-        if self.game.is_limit:
-            return min(self.max_spent + self.game.raise_size[self.round], self.game.stack[p])
-        return action.size
-
     # ------------------------------------------------------------------ transitions
     def apply(self, action: Action) -> HandState:
         """The state after ``action`` by the player to act; IllegalActionError if not allowed."""

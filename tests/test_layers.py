@@ -1,6 +1,6 @@
 """The import contract of the layers (``[tool.importlinter]`` in pyproject.toml), checked by
 ``lint-imports``: inside ``agent`` each package imports only the packages below it
-(cli > evaluation | training > bots > resolving | blueprint > leaves > nets > solver), ``native`` imports
+(cli > evaluation | training > bots > resolving | blueprint > leaves > nets > solver > common), ``native`` imports
 nothing of ours, ``protocol`` never imports ``agent``, and no modules or packages import each
 other in a cycle. An upward import or a cycle fails this test with lint-imports' report. The pages
 that map the code for a newcomer stay current: docs/layers.md is the import graph's output and

@@ -31,8 +31,8 @@ import torch
 from tqdm import tqdm
 
 from agent.blueprint.public import board_distances, cluster_public, transition_table, within_cluster_distance
+from agent.common.files import save_npz
 from agent.nets.buckets import BucketTable, RiverStrength, kmeans_l1, preflop_classes
-from agent.solver.npz_files import save_npz
 from native.cards import holdem_hand_cards
 from native.equity import river_equity_deals
 from native.evaluator import evaluate

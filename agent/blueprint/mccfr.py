@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from agent.blueprint.abstraction import Abstraction, make_abstraction
 from agent.blueprint.tree import BlueprintTree
-from agent.solver.npz_files import save_npz
+from agent.common.files import save_npz
 from agent.solver.tree import BetSizing
 from native import mccfr
 from protocol.gamedef import Game, GameDefError, parse_game

@@ -26,7 +26,7 @@ from typing import Any, Literal, Union
 
 import yaml
 
-from agent.solver.yaml_files import load_yaml
+from agent.common.yaml_files import load_yaml
 from models import MODELS_DIR
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"

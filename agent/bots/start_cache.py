@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import pickle
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from agent.common.files import write_bytes
 from agent.nets.manifest import checked_file, sha256_of
 from models import MODELS_DIR
 from protocol.gamedef import Game
@@ -162,18 +161,8 @@ def save_start_cache(path: Path, key: str, seats: dict, allow_shipped: bool = Fa
     check_cache_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = pickle.dumps(seats, protocol=pickle.HIGHEST_PROTOCOL)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # as any file the user writes (mkstemp's own is 0600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
-            f.write(payload)
-        os.replace(tmp, path)
-    except BaseException:  # no half-written or orphaned temporary file left behind
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    header = _MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n"
+    write_bytes(path, header + payload)
 
 
 def check_cache_path(path: Path) -> None:

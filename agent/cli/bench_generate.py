@@ -24,11 +24,11 @@ import numpy as np
 import torch
 
 from agent.cli.common import HelpFormatter, add_network_leaf_options, example
+from agent.common.workers import worker_pool
 from agent.nets.manifest import ModelError, checked_file
 from agent.nets.valuenet import NetOnDevices, resolve_precision
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
-from agent.solver.workers import worker_pool
 from agent.training.aux_targets import ALL_FLOPS, aux_values
 from agent.training.datagen import (
     GENERATE_DCFR,

@@ -35,7 +35,7 @@ from agent.solver.ranges import grid
 from agent.solver.tree import FCPA
 from agent.training.heldout import score_networks
 from agent.training.promote import held_out_warnings, record_check
-from protocol.dealer_log import dealer_logs, one_game, parse_state_line
+from protocol.dealer_log import dealer_limit_ms, dealer_logs, one_game, read_dealer_log
 from protocol.gamedef import Game, GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
 
@@ -276,45 +276,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="whose strategy --grid draws: the DeepStack bot's re-solves or the blueprint's table (default: deepstack)",
     )
     q.set_defaults(func=run_plot_cli)
-
-
-def read_dealer_log(path: Path) -> tuple[str, tuple[str, ...], list[int], np.ndarray]:
-    """``(game, players, hand ids, values [hands, players])`` of an ACPC dealer log.
-
-    The dealer lists the values and names of each hand in that hand's seat order, which
-    alternates between hands; here every column is one player (named in ``players``, the order
-    of the first hand) on every row."""
-    game, players, hands, values = "", (), [], []
-    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        if line.startswith("# name/game/hands/seed"):
-            parts = line.split()
-            game = parts[3] if len(parts) > 3 else ""
-        if not line.startswith("STATE:"):
-            continue
-        logged = parse_state_line(line, f"{path}:{number}")
-        hand, by_seat, names = logged.hand_id, logged.payoffs, logged.names
-        if len(names) != len(by_seat) or len(set(names)) != len(names):
-            raise ValueError(f"{path}:{number}: not a dealer STATE line: {line[:80]!r}")
-        players = players or names
-        if set(names) != set(players):
-            raise ValueError(f"{path}:{number}: players {', '.join(names)} (the log began with {', '.join(players)})")
-        hands.append(hand)
-        values.append([by_seat[names.index(p)] for p in players])
-    if not values and not game:
-        raise ValueError(f"{path}: no STATE lines (not a dealer log?)")
-    return game, players, hands, np.array(values)  # a dealer's header and no hands: a match that never began
-
-
-def dealer_limit_ms(logs: list[Path], default: float = 7000.0) -> float:
-    """The ``--t_per_hand`` the dealer recorded in the first log's header (``#--t_per_hand N``)."""
-    for path in logs[:1]:
-        for line in path.read_text(errors="replace").splitlines()[:10]:
-            if line.startswith("#--t_per_hand "):
-                try:
-                    return float(line.split()[1])
-                except (IndexError, ValueError):
-                    break
-    return default
 
 
 def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict[str, np.ndarray], int]:

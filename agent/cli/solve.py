@@ -16,13 +16,13 @@ import torch
 import yaml
 
 from agent.cli.common import HelpFormatter, count, example, non_negative_float, positive_int, pot_fractions
+from agent.common.yaml_files import load_yaml
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
 from agent.solver.resolve import SolverConfig, SpotError, pick_device, solve_ranges
 from agent.solver.spots import Spot, load_spots, make_spot
 from agent.solver.tree import DEEPSTACK_SIZING
-from agent.solver.yaml_files import load_yaml
 from native.cards import cards_from_str, cards_to_str
 from protocol.gamedef import load_game
 from protocol.state import ActionKind, HandState

@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agent.common.files import write_json
+from agent.common.workers import worker_pool
 from agent.evaluation.policies import StrategyProvider
 from agent.solver.handspace import HandSpace
-from agent.solver.workers import worker_pool
 from native.equity import hand_equities
 from native.evaluator import evaluate
 from protocol.gamedef import Game
@@ -613,9 +614,7 @@ def run_lbr(
             files = [(f"folds-{first:07d}.json", chunk_queries)]
             files += [(f"{prefix}-{first:07d}.json", chunk_estimates[name]) for prefix, name in ESTIMATES.items()]
             for name, data in files + [(f"lbr-{first:07d}.json", values)]:
-                tmp = out_dir / f".{name}.tmp"
-                tmp.write_text(json.dumps(data))
-                os.replace(tmp, out_dir / name)
+                write_json(out_dir / name, data, indent=None)
         if progress is not None:
             progress(len(values))
 

@@ -20,7 +20,7 @@ import torch
 from native._native import ffi, lib
 from tqdm import tqdm
 
-from agent.solver.npz_files import save_npz
+from agent.common.files import save_npz
 from native.cards import hands_blocked_by, holdem_hand_cards
 from native.showdown import BoardTable
 

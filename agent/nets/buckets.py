@@ -20,8 +20,8 @@ from typing import Literal
 import numpy as np
 import torch
 
+from agent.common.files import save_npz
 from agent.nets.manifest import ModelError
-from agent.solver.npz_files import save_npz
 from agent.solver.ranges import hand_class_cell
 from native.cards import NUM_HOLDEM_HANDS
 from native.equity import equity_histograms

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from typing import Any
 
 import torch
 
+from agent.common.files import replacing, write_json
 from models import MODELS_DIR
 
 
@@ -86,13 +86,13 @@ def read_manifest(path: Path) -> dict[str, Any]:
 def save_scripted(module: torch.jit.ScriptModule, path: Path) -> None:
     """Save a TorchScript network under a temporary name renamed over ``path``: a run killed
     mid-save leaves the network that was there whole (``--out models/...`` replaces a shipped one)."""
-    tmp = path.with_name(f".{path.name}.part")
-    try:
+    with replacing(path) as tmp:
         module.save(str(tmp))
-        os.replace(tmp, path)
-    except BaseException:  # no half-written temporary file left behind
-        tmp.unlink(missing_ok=True)
-        raise
+
+
+def write_manifest(manifest: Path, data: dict) -> None:
+    """A manifest written whole or not at all (the bot refuses to start on a broken one)."""
+    write_json(manifest, data, sort_keys=True)
 
 
 def register_model(model_path: Path, name: str, **info: Any) -> Path:
@@ -109,9 +109,7 @@ def register_model(model_path: Path, name: str, **info: Any) -> Path:
         **info,
     }
     # a temporary file renamed over it: a run killed mid-write leaves the old manifest whole
-    tmp = manifest.with_name(f".{manifest.name}.register")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, manifest)
+    write_manifest(manifest, data)
     return manifest
 
 

@@ -100,9 +100,6 @@ class Solution:
         out[..., self.hands] = v
         return out
 
-    def from_space(self, vec: np.ndarray) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(vec)[..., self.hands], dtype=self.lookahead.dtype, device=self.device)
-
     @property
     def root_actions(self) -> list[Action]:
         return list(self.root.actions)

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from agent.common.yaml_files import load_yaml
 from agent.solver.ranges import RangeError, parse_range
 from agent.solver.resolve import SpotError
 from agent.solver.tree import BetSizing
-from agent.solver.yaml_files import load_yaml
 from native.cards import CardError, cards_from_str, cards_to_str
 from protocol.gamedef import Game, parse_game
 from protocol.state import CALL, HandState, RulesError, raise_to

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 import zipfile
@@ -26,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 from agent.bots.config import HoldemModels
+from agent.common.files import save_npz, write_json
 from agent.leaves.checkdown import CheckdownEvaluator
 from agent.leaves.holdem import BucketNetLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
@@ -36,7 +36,6 @@ from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.cfr import LeafValueFn, Variant, exploitability
 from agent.solver.forest import forest_cost_rows, memory_budget_rows, pack, solve_forest
 from agent.solver.handspace import HandSpace
-from agent.solver.npz_files import save_npz
 from agent.solver.resolve import SolverConfig, pick_device, solve_ranges
 from agent.solver.tree import FCPA, build_tree
 from agent.training import harvest
@@ -632,14 +631,6 @@ def _start_harvest(folder: Path, meta: dict) -> None:
             )
     folder.mkdir(exist_ok=True)
     write_json(record, meta)
-
-
-def write_json(path: Path, data: dict | list) -> None:
-    """A record (``generate.json``, ``campaign.json``) written whole or not at all: under a hidden
-    name, then renamed, so that a run killed mid-write leaves the previous record readable."""
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def write_atomic(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:

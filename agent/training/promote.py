@@ -30,6 +30,7 @@ from agent.nets.manifest import (
     trained_folders,
     trained_seeds,
     unseeded_data,
+    write_manifest,
 )
 from agent.training.heldout import HeldOutScore, score_networks
 
@@ -230,7 +231,5 @@ def record_check(scores: Sequence[HeldOutScore], test_dirs: Sequence[Path]) -> d
     data = read_manifest(manifest)
     name = next(n for n, e in data["models"].items() if (manifest.parent / e["path"]).resolve() == path.resolve())
     data["models"][name].setdefault("checks", []).append(record)
-    tmp = manifest.with_name(f".{manifest.name}.check")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, manifest)
+    write_manifest(manifest, data)
     return record

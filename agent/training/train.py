@@ -8,7 +8,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import sys
 import time
 import warnings
@@ -21,10 +20,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from agent.common.files import replacing, write_json
 from agent.nets.encoding import canonical_permutation
 from agent.nets.manifest import command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
-from agent.training.datagen import load_shards, shard_files, write_json
+from agent.training.datagen import load_shards, shard_files
 from protocol.gamedef import GameDefError, load_game
 
 if TYPE_CHECKING:
@@ -462,22 +462,21 @@ def train(
             elif time.time() >= deadline:
                 run_epochs = epoch + 1
         if (epoch + 1) % 10 == 0 or epoch + 1 == run_epochs:
-            tmp = ckpt_path.with_name(f".{ckpt_path.name}")  # then renamed: a run killed mid-save leaves the last one whole
-            torch.save(
-                {
-                    "spec": asdict(spec),
-                    "net": net_spec.to_dict(),
-                    "data": fingerprint,
-                    "model": net.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "history": history,
-                    "best": best,
-                    "epoch": epoch + 1,
-                    "best_state": best_state,
-                },
-                tmp,
-            )
-            os.replace(tmp, ckpt_path)
+            with replacing(ckpt_path) as tmp:  # a run killed mid-save leaves the last one whole
+                torch.save(
+                    {
+                        "spec": asdict(spec),
+                        "net": net_spec.to_dict(),
+                        "data": fingerprint,
+                        "model": net.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "history": history,
+                        "best": best,
+                        "epoch": epoch + 1,
+                        "best_state": best_state,
+                    },
+                    tmp,
+                )
     bar.close()
     assert best_state is not None
     net.load_state_dict(best_state)

@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.cli.eval import read_dealer_log
 from agent.cli.main import main
 from agent.evaluation.aivat_log import CheckdownValue, LogAivat, LoggedDecision, hand_aivat, log_aivat, replay
 from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str
-from protocol.dealer_log import parse_state_line
+from protocol.dealer_log import parse_state_line, read_dealer_log
 from protocol.gamedef import Game
 from protocol.state import CALL, HandState, raise_to
 from tests.agent.test_hunl_bot import FAST

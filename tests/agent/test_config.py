@@ -160,7 +160,7 @@ def test_a_key_given_twice_is_refused_at_its_second_line(tmp_path: Path, text: s
 
 
 def test_yaml_merge_keys_still_override() -> None:
-    from agent.solver.yaml_files import load_yaml
+    from agent.common.yaml_files import load_yaml
 
     assert load_yaml("base: &b {a: 1, b: 2}\nmine: {<<: *b, a: 3}\n")["mine"] == {"a": 3, "b": 2}
 
@@ -229,7 +229,8 @@ def test_an_installed_package_finds_its_shipped_models(tmp_path: Path) -> None:
         "agent/bots/__init__.py",
         "agent/bots/config.py",
         "agent/solver/__init__.py",
-        "agent/solver/yaml_files.py",
+        "agent/common/__init__.py",
+        "agent/common/yaml_files.py",
     ):
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, site / rel)

@@ -259,7 +259,7 @@ def test_ctrl_c_stops_the_workers_and_keeps_the_finished_chunks(tmp_path: Path, 
     assert not left  # the workers are gone with the parent
     chunks = sorted(out.glob("lbr-*.json"))
     assert len(chunks) >= 2 and all(len(json.loads(c.read_text())) == 500 for c in chunks)
-    assert not list(out.glob(".*.tmp"))
+    assert not list(out.glob(".*"))
     game, factory, setting = load_game("leduc"), ProviderFactory("leduc", "random"), LBRSetting.parse("fcpa/fcpa", 2)
     kept = {int(c.stem.split("-")[1]): json.loads(c.read_text()) for c in chunks}
     hands = max(kept) + 500  # the same run resumed to there: what was kept is read back as it is

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli.eval import dealer_limit_ms, match_series, read_dealer_log
+from agent.cli.eval import match_series
 from agent.cli.main import main
+from protocol.dealer_log import dealer_limit_ms, read_dealer_log
 
 
 def test_plot_of_a_duplicate_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

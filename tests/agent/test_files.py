@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+
 import numpy as np
 import pytest
 
+from agent.common.files import save_npz, write_bytes, write_json
 from agent.nets.buckets import BucketTable
-from agent.solver.npz_files import save_npz
 
 
 def test_a_failed_write_keeps_the_previous_file(tmp_path, monkeypatch) -> None:
@@ -33,3 +37,28 @@ def test_uncompressed_and_the_bucket_table_round_trip(tmp_path) -> None:
     again = BucketTable.load(tmp_path / "t.npz")
     assert again.street == "turn" and np.array_equal(again.centroids, table.centroids)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raw.npz", "t.npz"]
+
+
+def test_a_failed_json_write_keeps_the_previous_record_and_no_debris(tmp_path) -> None:
+    path = tmp_path / "run.json"
+    write_json(path, {"a": 1})
+    with pytest.raises(TypeError):
+        write_json(path, {"b": object()})  # not JSON: fails before anything is renamed
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
+
+
+def test_the_file_gets_the_users_permissions_and_a_planted_link_is_not_followed(tmp_path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    path = tmp_path / "cache.bin"
+    for fixed_name in (f".{path.name}.part", f"{path.name}.tmp", f".{path.name}"):
+        (tmp_path / fixed_name).symlink_to(victim)  # the temporary names a predictable writer would use
+    old = os.umask(0o022)
+    try:
+        write_bytes(path, b"new")
+    finally:
+        os.umask(old)
+    assert path.read_bytes() == b"new" and victim.read_text() == "keep"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert not path.is_symlink()

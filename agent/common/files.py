@@ -1,0 +1,67 @@
+"""Files the product writes (networks, manifests, data shards, bucket tables, start caches, LBR
+chunks, run records), written whole or not at all.
+
+Each is written to a temporary file beside the target, under a hidden name no one else can take,
+and renamed over it: a run killed mid-write leaves the previous file (or none), never a truncated
+one that a later run would load, and a planted file or link of a predictable name is never
+followed. A write that fails removes its temporary file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@contextmanager
+def replacing(path: str | Path) -> Iterator[Path]:
+    """A temporary path to write ``path``'s new content to; renamed over ``path`` when the block
+    ends, removed when it raises. The file gets the permissions any file the user writes gets."""
+    path = Path(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    tmp = Path(name)
+    try:
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp's own is 0600
+        finally:
+            os.close(fd)
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    """``data`` into ``path``, atomically."""
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """``text`` into ``path``, atomically."""
+    with replacing(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_json(path: str | Path, data: Any, indent: int | None = 1, sort_keys: bool = False) -> None:
+    """``data`` as JSON into ``path`` (a trailing newline when indented), atomically."""
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys)
+    write_text(path, text + "\n" if indent is not None else text)
+
+
+def save_npz(path: str | Path, compressed: bool = True, **arrays: np.ndarray) -> None:
+    """``arrays`` into the ``.npz`` file ``path`` (its folder made if needed), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(path) as tmp, open(tmp, "wb") as f:  # a file object: savez adds no ".npz" to the name
+        (np.savez_compressed if compressed else np.savez)(f, **arrays)
