@@ -120,7 +120,6 @@ class SeatStats:
     ignored: int = 0
     decisions: int = 0
     think_us: int = 0
-    max_hand_us: int = 0
 
     @property
     def mean_think_ms(self) -> float:
@@ -402,8 +401,6 @@ class Dealer:
         values = state.payoffs()
         for p, v in enumerate(values):
             stats[seat_of[p]].total += v
-        for s in range(n):
-            stats[s].max_hand_us = max(stats[s].max_hand_us, hand_used_us[(s + n - player0_seat) % n])
         if not live:  # replayed to its end: logged and sent by the run that played it
             return tuple(values[(s + n - player0_seat) % n] for s in range(n))
         if log_file:

@@ -182,8 +182,19 @@ class LBRPlayer:
         return list(dict.fromkeys(out))
 
     def choose(self, state: HandState, bot: StrategyProvider) -> Action:
-        me = self.position
+        """The candidate of highest value to LBR (a call when none can be valued)."""
         best, best_value = CALL, -math.inf
+        for action, value in self.action_values(state, bot):
+            if value > best_value + 1e-12:
+                best, best_value = action, value
+        return best
+
+    def action_values(self, state: HandState, bot: StrategyProvider) -> list[tuple[Action, float]]:
+        """Each candidate's value to LBR in chips, relative to folding nothing: a fold loses what it
+        put in; a call checks down against its range; a bet wins the bot's chips where the bot
+        folds and checks down against the range that calls. Records each bet's fold query."""
+        me = self.position
+        values: list[tuple[Action, float]] = []
         outcome_now: float | None = None
         for action in self.candidates(state):
             if action.kind is ActionKind.FOLD:
@@ -211,9 +222,8 @@ class LBRPlayer:
                     outcome = checkdown_outcome(self.space, self.cards, state.board, called / called.sum(), self.rng)
                 stake = after.spent[me]
                 value = p_fold * state.spent[1 - me] + (1 - p_fold) * stake * outcome
-            if value > best_value + 1e-12:
-                best, best_value = action, value
-        return best
+            values.append((action, value))
+        return values
 
 
 def range_expected_winnings(

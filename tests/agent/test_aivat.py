@@ -11,8 +11,9 @@ import pytest
 from agent.evaluation.aivat import ActionEvent, HandTrace, ProfileValue, aivat_value, board_completions, private_deals, run_aivat
 from agent.evaluation.policies import CallProvider, ProviderFactory, RandomProvider, StrategyProvider
 from agent.solver.handspace import HandSpace
+from native.cards import cards_from_str
 from protocol.gamedef import Game
-from protocol.state import HandState
+from protocol.state import HandState, raise_to
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +93,30 @@ def test_off_tree_bets_are_valued_by_check_down(leduc: Game) -> None:
     result = run_aivat(leduc, ours, opp, ProfileValue(space, [eq, eq]), 300, seed=2)
     assert np.isfinite(result["aivat"].mean)
     assert abs(result["aivat"].mean - result["raw"].mean) < result["raw"].ci95 + result["aivat"].ci95
+
+
+def test_with_the_played_profiles_exact_value_every_hand_scores_the_same(equilibrium: StrategyProvider) -> None:
+    """Against a deterministic opponent all the luck is chance (the deal, the board) and our own
+    actions, and AIVAT corrects exactly those: with the exact value of the profile being played as
+    its value function, every hand's estimate is that value. Correcting the opponent's actions
+    instead of ours, or skipping the deal's correction, leaves variance (still unbiased, so the
+    unbiasedness test cannot tell)."""
+    space = equilibrium.space
+    seats = [equilibrium, CallProvider(space)]
+    exact = ProfileValue(space, seats)
+    mean = square = 0.0
+    for prob, trace in all_hands(space, seats):
+        _, corrected = aivat_value(trace, 0, exact)
+        mean += prob * corrected
+        square += prob * corrected * corrected
+    assert square - mean**2 == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_hand_checked_down_shares_only_the_matched_chips(leduc: Game) -> None:
+    """Off the reference's tree a state is valued as checked down: the chips both put in go to the
+    better hand; the raiser's unmatched chips go back to it. Ks against Qs after r500 (500 against
+    100 in): the board Qh loses, Kh, Ah, As win, so +100 x (3 - 1) / 4 for the Ks."""
+    state = HandState.initial(leduc).apply(raise_to(500))
+    state = state.with_hole_cards(0, cards_from_str("Ks")).with_hole_cards(1, cards_from_str("Qs"))
+    assert state.spent == (500, 100)
+    np.testing.assert_allclose(ProfileValue(HandSpace(leduc), [])._checkdown(state), [50.0, -50.0])

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from agent.cli.main import main
-from agent.evaluation.lbr import LBRSetting, plan_chunks, range_expected_winnings, resumed_hands, run_lbr
-from agent.evaluation.policies import ProviderFactory
+from agent.evaluation.lbr import LBRPlayer, LBRSetting, plan_chunks, range_expected_winnings, resumed_hands, run_lbr
+from agent.evaluation.policies import ProviderFactory, StrategyProvider
 from agent.evaluation.stats import estimate
 from agent.solver.handspace import HandSpace
 from native.cards import cards_from_str as parse_cards
 from protocol.gamedef import load_game
-from protocol.state import CALL, FOLD, HandState
+from protocol.state import CALL, FOLD, Action, ActionKind, HandState, raise_to
 from tests.conftest import interrupt_when
 
 
@@ -478,3 +478,49 @@ def test_two_runs_on_the_same_deals_compare_hand_for_hand(tmp_path: Path, capsys
     assert "did not play the same deals" in err and "seed 4" in err and "5" in err
     assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "nothing")]) == 2
     assert "no run.json" in capsys.readouterr().err
+
+
+class _FoldsToEveryBet(StrategyProvider):
+    """A bot that folds whatever it holds whenever it can (a check otherwise)."""
+
+    def __init__(self, space: HandSpace) -> None:
+        self.space = space
+
+    def strategy(self, state: HandState) -> tuple[list[Action], np.ndarray]:
+        actions = [FOLD, CALL] if state.can_fold() else [CALL]
+        probs = np.zeros((len(actions), self.space.size))
+        probs[0] = 1.0
+        return actions, probs
+
+
+def test_a_bet_the_bot_always_folds_to_wins_what_the_bot_put_in() -> None:
+    """LBR's value of a bet where the bot folds every hand is the bot's chips in the pot (not the
+    whole pot: LBR's own chips were never lost), and a fold loses LBR's own."""
+    game = load_game("leduc")
+    space = HandSpace(game)
+    lbr = LBRPlayer(space, LBRSetting.parse("fcpa/fcpa", 2), np.random.default_rng(0))
+    state = HandState.initial(game)  # both have 100 in; position 0 acts first
+    lbr.start_hand(0, parse_cards("Ks"))
+    values = dict(lbr.action_values(state, _FoldsToEveryBet(space)))
+    bets = [a for a in values if a.kind is ActionKind.RAISE]
+    assert len(bets) == 2  # a pot bet and all-in
+    assert all(values[a] == pytest.approx(100.0) for a in bets)
+    state = state.apply(raise_to(300))  # facing a bet, LBR's fold loses its 100
+    lbr.start_hand(1, parse_cards("Ks"))
+    assert dict(lbr.action_values(state, _FoldsToEveryBet(space)))[FOLD] == -100.0
+
+
+def test_lbr_updates_its_range_for_the_bot_by_bayes_rule() -> None:
+    """After the bot acts, LBR's belief about its hand is the prior times the probability of that
+    action for each hand, normalised; the board removes the hands it blocks."""
+    space = HandSpace(load_game("leduc"))
+    lbr = LBRPlayer(space, LBRSetting.parse("fc/fc", 2), np.random.default_rng(0))
+    lbr.start_hand(0, parse_cards("Ks"))
+    prior = lbr.belief.copy()
+    p = np.random.default_rng(1).random(space.size)
+    lbr.bot_acted(p)
+    np.testing.assert_allclose(lbr.belief, prior * p / (prior * p).sum())
+    before = lbr.belief.copy()
+    lbr.cards_dealt(parse_cards("Qh"))
+    kept = before * ~space.blocked(list(parse_cards("Qh")))
+    np.testing.assert_allclose(lbr.belief, kept / kept.sum())

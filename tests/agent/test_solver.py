@@ -107,8 +107,12 @@ def test_vectorized_best_response_matches_enumeration(leduc_limit: Game) -> None
         HandState.initial(leduc_limit), [uniform(space)] * 2, FCPA, SolverConfig(iterations=40, device="cpu", dtype="float64")
     )
     e = sol.exploitability()
-    assert e["br0"] == pytest.approx(_brute_force_best_response(sol, 0), abs=1e-9)
-    assert e["br1"] == pytest.approx(_brute_force_best_response(sol, 1), abs=1e-9)
+    br0, br1 = _brute_force_best_response(sol, 0), _brute_force_best_response(sol, 1)
+    assert e["br0"] == pytest.approx(br0, abs=1e-9)
+    assert e["br1"] == pytest.approx(br1, abs=1e-9)
+    # zero-sum from the root: the two values cancel, and exploitability is the mean best-response gain
+    assert e["value0"] + e["value1"] == pytest.approx(0, abs=1e-12)
+    assert e["exploitability"] == pytest.approx((br0 + br1) / 2, abs=1e-9)
 
 
 @dataclass
@@ -258,6 +262,10 @@ def test_opponent_range_warm_starts(leduc_limit: Game, mode: str) -> None:
         sub_reach[opp] = 1.0
         gained = sub.to_space(sub.solver.best_response_values(sub_reach, sub.result.average_strategy, opp)[0]) - opp_cfv
         assert gained[sub.hands].max() < 1e-3  # the guarantee is kept
+        valid = torch.as_tensor(HandSpace(leduc_limit).valid(state.board)[sub.hands], dtype=torch.float64)
+        prior = 0.1 * valid / valid.sum() + 0.9 * est
+        assert torch.all(opp_root <= prior + 1e-12)  # the gadget deals the opponent from the mixed prior
+        assert not torch.allclose(opp_root, plain.result.root_reach[opp])
     for s in (sub, plain):
         strat = s.result.average_strategy
         assert torch.isfinite(strat).all()

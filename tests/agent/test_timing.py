@@ -43,6 +43,29 @@ def test_budget_shares_the_banked_time_over_the_decisions_left() -> None:
     assert capped.budget(1) == pytest.approx(0.2)  # the per-reply limit
 
 
+def test_the_per_hand_limit_caps_what_is_left_of_this_hand() -> None:
+    """A generous bank does not let a decision run past the dealer's ``t_hand``: the cap is what
+    this hand has left of it, not the whole limit."""
+    budget = TimeBudget(100.0, 600.0, t_hand_s=1.0, safety=1.0, rounds=2)
+    budget.start_hand()
+    budget.spent(0.8)
+    assert budget.budget(1) == pytest.approx(0.2)
+    budget.start_hand()  # a new hand has the whole limit again
+    assert budget.budget(1) == pytest.approx(1.0)
+
+
+def test_the_cost_of_a_re_solve_is_judged_on_recent_ones_only() -> None:
+    """One fast re-solve long ago (a quiet machine, an easy spot) does not make every later
+    decision start a re-solve the clock will stop: only the last ten of a street count."""
+    budget = TimeBudget(7.0, 600.0, 600.0, safety=1.0, rounds=4)
+    budget.solved(1, 0.01)
+    for _ in range(10):
+        budget.solved(1, 5.0)
+    assert budget.playable_cost(1, 1) == pytest.approx(5.0)
+    budget.solved(1, 2.0)
+    assert budget.playable_cost(1, 1) == pytest.approx(2.0)
+
+
 def test_spending_every_budget_keeps_a_reserve_of_the_allowance() -> None:
     """A bot that thinks for its whole budget at every decision still leaves (1 - safety) of
     the dealer's allowance unused: the room for what it cannot measure (I/O, other programs)."""

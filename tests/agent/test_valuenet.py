@@ -1320,3 +1320,12 @@ def test_a_data_folder_resumes_with_its_network_named_by_another_path(tmp_path: 
     _check_same_data(tmp_path, recorded, moved, "a" * 64)
     with pytest.raises(DataFolderError, match=r"next street's network \(--river-net, --turn-net or --flop-net\)"):
         _check_same_data(tmp_path, recorded, moved, "b" * 64)
+
+
+def test_pot_scale_is_what_the_shipped_networks_were_trained_with() -> None:
+    """The networks' pot input is the pot over this scale; the shipped files were trained with
+    these values, so a change here would feed them inputs they never saw (the other tests compute
+    their expectations with ``pot_scale`` itself and would not notice)."""
+    assert pot_scale(load_game("leduc-limit")) == 26.0  # 2 x (blind 1 + 2 raises of 2 + 2 of 4)
+    assert pot_scale(load_game("leduc")) == 2400.0  # both stacks of 1200
+    assert pot_scale(load_game("hunl")) == 40000.0  # both stacks of 20000

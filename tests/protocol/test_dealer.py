@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from protocol.actions import WARN_CAP, WARN_INVALID, Correction, correct_action
 from protocol.dealer import Dealer, DealerConfig, deal_hand, format_value
 from protocol.dealer import main as dealer_main
 from protocol.gamedef import Game
 from protocol.matchstate import MatchState
-from protocol.state import HandState
+from protocol.state import HandState, raise_to
 from tests.protocol.harness import Policy, ScriptedSeat, calls, run_dealer
 
 
@@ -81,6 +82,20 @@ def test_64_action_round_cap_forces_call(hunl: Game, tmp_path: Path) -> None:
     assert first_round.count("r") == 63 and first_round.endswith("c")
     cap = "WARNING: #actions in round is too close to MAX_NUM_ACTIONS, forcing call/fold"
     assert run.warnings[:2] == [f"{cap} (seat 1, hand 0)", "WARNING: invalid action, changed to call (seat 1, hand 0)"]
+
+
+def test_a_raise_two_actions_from_the_cap_is_still_a_raise(hunl: Game) -> None:
+    """The ACPC dealer refuses a raise only when the round's actions plus the players would pass 64:
+    at 62 actions a legal all-in stands (no cap warning), at 63 it becomes a call; a raise
+    against an all-in at 62 is only invalid, not capped."""
+    state = HandState.initial(hunl)
+    while len(state.round_actions) < 61:
+        state = state.apply(raise_to(state.raise_bounds()[0]))
+    assert correct_action(state.apply(raise_to(20000)), "r20000").warnings == (WARN_INVALID,)
+    state = state.apply(raise_to(state.raise_bounds()[0]))
+    assert correct_action(state, "r20000") == Correction(raise_to(20000))
+    state = state.apply(raise_to(state.raise_bounds()[0]))
+    assert correct_action(state, "r20000").warnings == (WARN_CAP, WARN_INVALID)
 
 
 def test_comments_unrequested_and_garbage_responses(hunl: Game, tmp_path: Path) -> None:

@@ -203,6 +203,17 @@ def test_a_player_who_folds_with_nothing_in_loses_nothing_at_a_showdown(blinds: 
     assert v[folded] == -5.0 and v[live[0]] == 15.0 and v[live[1]] == -10.0 and sum(v) == 0
 
 
+def test_a_pot_two_of_three_players_tie_for_is_split_between_them() -> None:
+    game = parse_game(THREE_PLAYER, source="3p")
+    s = HandState.initial(game)
+    while not s.finished:
+        s = s.apply(CALL)
+    s = s.with_board(cards_from_str("2c7d9hJsQc"))
+    for p, cards in enumerate(("AhAd", "AsAc", "3c4d")):
+        s = s.with_hole_cards(p, cards_from_str(cards))
+    assert s.spent == (10, 10, 10) and s.payoffs() == (5.0, 5.0, -10.0)
+
+
 def test_short_all_in_does_not_lower_min_raise() -> None:
     game = parse_game(THREE_PLAYER.replace("stack = 1000 1000 300", "stack = 1000 1000 250"), source="3p")
     s = HandState.initial(game).apply(raise_to(200))  # player 2
