@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import signal
+import sys
 from typing import Any
 
 from agent.bots.config import MAX_SEED
 from agent.nets.valuenet import NET_PRECISIONS
 from agent.training.datagen import UPDATES
-from protocol.gamedef import SHORT_NAMES
+from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
 
 GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"
 
@@ -44,6 +47,15 @@ class HelpFormatter(argparse.HelpFormatter):
         return text + " (default: %(default)s)"
 
 
+def load_game_or_exit(text: str) -> Game:
+    """The game ``--game`` names; a bad one ends the command with status 2, as any bad argument."""
+    try:
+        return load_game(text)
+    except GameDefError as exc:
+        print(f"deepstack: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def example(command: str, note: str = "") -> str:
     """An epilog ending with one complete command; ``note`` (optional) says what it needs or does."""
     return f"example{' (' + note + ')' if note else ''}:\n  {command}"
@@ -51,12 +63,10 @@ def example(command: str, note: str = "") -> str:
 
 def port(text: str) -> int:
     """A TCP port to connect to: 1..65535."""
-    return _port(text, 1)
-
-
-def port_or_zero(text: str) -> int:
-    """A TCP port to listen on: 1..65535, or 0 for any free port."""
-    return _port(text, 0)
+    value = _whole(text)
+    if value is None or not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1..65535)")
+    return value
 
 
 def _whole(text: str) -> int | None:
@@ -65,14 +75,6 @@ def _whole(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
-
-
-def _port(text: str, low: int) -> int:
-    value = _whole(text)
-    if value is None or not low <= value <= 65535:
-        zero = " or 0 for any free port" if low == 0 else ""
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1..65535{zero})")
-    return value
 
 
 def seed(text: str) -> int:
@@ -181,3 +183,21 @@ def add_network_leaf_options(p: argparse.ArgumentParser, which: str) -> None:
         help=f"{which}: CFR's updates: auto = simultaneous with a network at the leaves (one network call per "
         "iteration, closer targets per CPU-second), else alternating (default: auto)",
     )
+
+
+class Terminated:
+    """SIGTERM (``docker stop``, ``kill``) ends a command as Ctrl-C does, with its status 143. As
+    PID 1 in a container a process has no default action for SIGTERM: without this handler
+    ``docker stop`` waits its grace period and kills the bot mid-write."""
+
+    received = False
+    pid = 0  # the process that installed the handler: forked workers inherit it, and die as usual
+
+    @classmethod
+    def handler(cls, signum: int, frame: object) -> None:
+        if os.getpid() != cls.pid:  # a pool stopping its workers: SIGTERM's default, no traceback
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        cls.received = True
+        raise KeyboardInterrupt

@@ -133,6 +133,11 @@ FoldQuery = tuple[int, float, bool, float, bool | None]
 
 
 class LBRPlayer:
+    """Local best response (Lisý & Bowling, 2017): at each of its decisions LBR keeps the exact
+    posterior of the bot's hand, asks the bot how often it would fold to each bet of its setting,
+    and takes the action of highest value against that range, assuming the hand is checked down
+    after it."""
+
     def __init__(
         self, space: HandSpace, setting: LBRSetting, rng: np.random.Generator, queries: list[FoldQuery] | None = None
     ) -> None:
@@ -144,21 +149,25 @@ class LBRPlayer:
         self.queries: list[FoldQuery] = queries if queries is not None else []
 
     def start_hand(self, position: int, cards: Sequence[int]) -> None:
+        """A new hand: LBR in ``position`` holding ``cards``, the bot's range uniform."""
         self.position = position
         self.cards = tuple(cards)
         self.belief = self.space.uniform(self.cards)
 
     def bot_acted(self, probs_of_action: np.ndarray) -> None:
+        """The bot took an action it takes with ``probs_of_action`` per hand: Bayes' rule."""
         b = self.belief * probs_of_action
         if b.sum() > 0:
             self.belief = b / b.sum()
 
     def cards_dealt(self, board: Sequence[int]) -> None:
+        """Board cards: the bot's hands that hold one of them are gone from its range."""
         b = self.belief * ~self.space.blocked(list(board))
         if b.sum() > 0:
             self.belief = b / b.sum()
 
     def candidates(self, state: HandState) -> list[Action]:
+        """The legal actions LBR's setting allows this round (pot fractions as raise-to amounts)."""
         tokens = self.setting.rounds[state.round]
         out: list[Action] = []
         bounds = state.raise_bounds()

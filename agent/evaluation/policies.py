@@ -34,9 +34,13 @@ def _where(state: HandState) -> tuple[str, tuple[int, ...]]:
 
 
 class StrategyProvider(ABC):
+    """A bot whose whole strategy at a decision can be asked for (every hand's probabilities, not
+    one sampled action): what exact evaluation, LBR and AIVAT need of the bot they measure."""
+
     space: HandSpace
 
     def start_hand(self, position: int) -> None:
+        """A new hand, this provider in ``position``."""
         self.position = position
 
     @abstractmethod
@@ -51,6 +55,8 @@ class StrategyProvider(ABC):
 
 
 class CallProvider(StrategyProvider):
+    """The ``call`` baseline: checks or calls with every hand."""
+
     def __init__(self, space: HandSpace) -> None:
         self.space = space
 
