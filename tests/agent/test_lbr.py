@@ -227,19 +227,19 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
 def test_a_changed_deepstack_bot_does_not_resume_its_old_chunks(tmp_path: Path) -> None:
     """run.json records the bot's key (settings, model files, solving code): chunks of the bot
     before a change are not mixed with chunks of the bot after it."""
-    from agent.cli.eval import _bot_key, check_lbr_run
+    from agent.cli.eval_lbr import bot_key, check_lbr_run
 
     game = load_game("leduc")
-    key = _bot_key(game, None)
+    key = bot_key(game, None)
     changed = tmp_path / "changed.yaml"
     changed.write_text("bot:\n  leduc:\n    iterations: 77\n")
-    assert _bot_key(game, str(changed)) != key
+    assert bot_key(game, str(changed)) != key
     run = {"game": "leduc", "bot": "deepstack", "setting": "fcp/fcp", "bot_key": key}
     check_lbr_run(tmp_path, run)
     (tmp_path / "lbr-0000000.json").write_text("[]")
     check_lbr_run(tmp_path, run)  # the same bot resumes
     with pytest.raises(ValueError, match="played by another bot"):
-        check_lbr_run(tmp_path, {**run, "bot_key": _bot_key(game, str(changed))})
+        check_lbr_run(tmp_path, {**run, "bot_key": bot_key(game, str(changed))})
     (tmp_path / "run.json").write_text(json.dumps({k: v for k, v in run.items() if k != "bot_key"}))
     check_lbr_run(tmp_path, run)  # a folder from before the key was recorded resumes on the rest
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli.eval import match_series
+from agent.cli.eval_plot import match_series
 from agent.cli.main import main
 from protocol.dealer_log import dealer_limit_ms, read_dealer_log
 
