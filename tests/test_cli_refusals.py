@@ -276,3 +276,18 @@ def test_export_policy_refuses_a_folder_before_it_solves(tmp_path: Path, capsys:
     """It failed with 'Is a directory' after minutes of re-solving."""
     line = _refused(["eval", "export-policy", "--game", "leduc-limit", "--out", str(tmp_path)], capsys)
     assert line.endswith(f"--out {tmp_path}: cannot be written (a folder)")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["prepare", "leduc", "--out", ""],  # wrote the config's start_cache: the shipped models/start/leduc.pkl
+        ["prepare", "leduc", "--config", ""],
+        ["generate", "--game", "leduc", "--situations", "2", "--out", " "],
+        ["match", "leduc", "2", "call", "call", "--log-dir", ""],
+        ["play", "--game", "leduc", "--port", "1", "--log-json", ""],
+        ["eval", "plot", "x", "--out", ""],
+    ],
+)
+def test_an_empty_path_is_refused_not_taken_for_a_default(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert _refused(argv, capsys).endswith(": an empty path")

@@ -18,7 +18,14 @@ import torch
 from agent.bots.config import Config, HoldemBotConfig, LeducBotConfig
 from agent.bots.heap import release_free_memory
 from agent.bots.settings import check_models, hunl_settings, is_hunl, is_leduc, leduc_settings, section_key
-from agent.bots.start_cache import check_cache_path, is_shipped, load_start_cache, save_start_cache, start_key
+from agent.bots.start_cache import (
+    StartCacheError,
+    check_cache_path,
+    is_shipped,
+    load_start_cache,
+    save_start_cache,
+    start_key,
+)
 from agent.bots.timing import TimeBudget
 from agent.resolving.continual import ContinualResolver, Decision, sample_action
 from agent.solver.handspace import HandSpace
@@ -138,8 +145,8 @@ class DeepStackBot(BaseBot):
             return
         try:
             save_start_cache(path, self._cache_key, self.export_start())
-        except OSError as exc:
-            log.warning("start_cache_not_written", path=str(path), error=repr(exc))
+        except (OSError, StartCacheError) as exc:
+            log.warning("start_cache_not_written", path=str(path), error=str(exc))
 
     def end_match(self) -> None:
         self._save_start_cache()

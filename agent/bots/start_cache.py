@@ -166,6 +166,18 @@ def save_start_cache(path: Path, key: str, seats: dict, allow_shipped: bool = Fa
 
 
 def check_cache_path(path: Path) -> None:
-    """Refuse a start-cache path that can never be written (before anything is solved for it)."""
+    """Refuse a start-cache path that can never be written, or whose file is not a start cache
+    (a slip in the config must not replace someone's file), before anything is solved for it."""
     if path.is_dir():  # the rename would fail after the whole file was written, next to it
         raise StartCacheError(f"{path}: is a folder; give the start cache's file name")
+    if path.is_file():
+        try:
+            with open(path, "rb") as f:
+                head = f.read(len(_MAGIC))
+        except OSError as exc:
+            raise StartCacheError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        # ours: this version's header, an earlier version's, or the bare pickle of the first format
+        if head and not (head.startswith(_MAGIC.split(b" ")[0]) or head.startswith(b"\x80")):
+            raise StartCacheError(
+                f"{path}: exists and is not a start cache; it is not overwritten (give another file, or remove it)"
+            )

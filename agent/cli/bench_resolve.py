@@ -23,7 +23,7 @@ import torch
 
 from agent.bots.config import ConfigError, load_config
 from agent.bots.deepstack import DeepStackBot
-from agent.cli.common import HelpFormatter, example, seed
+from agent.cli.common import HelpFormatter, example, path_arg, seed
 from agent.evaluation.match import check_log_dir, decision_solver_rates, decision_think_times, run_match
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import pick_device
@@ -44,9 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--hands", type=int, default=20, help="hands of the fixed match (default 20, both seatings: 40)")
     p.add_argument("--seed", type=seed, default=11, help="seed of the fixed match's deal")
-    p.add_argument("--config", default=None, help="config file (default: the shipped config.yaml)")
+    p.add_argument("--config", type=path_arg, default=None, help="config file (default: the shipped config.yaml)")
     p.add_argument(
         "--log-dir",
+        type=path_arg,
         default=None,
         help="keep the match logs in this new or empty folder (default: a temporary folder, removed after)",
     )

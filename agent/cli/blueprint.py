@@ -18,7 +18,7 @@ from agent.blueprint.mccfr import BATCH, Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, fraction, pot_fractions, seed
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, fraction, path_arg, pot_fractions, seed
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.buckets import BucketTable
 from agent.nets.manifest import ModelError, manifest_path_for, read_manifest, register_model
@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     t.add_argument("game", help=GAME_HELP)
     t.add_argument("iterations", type=int, help="MCCFR iterations to add")
-    t.add_argument("--out", required=True, help="the blueprint file (.npz)")
+    t.add_argument("--out", type=path_arg, required=True, help="the blueprint file (.npz)")
     t.add_argument(
         "--sizing",
         type=pot_fractions,
@@ -101,7 +101,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog=example("deepstack blueprint abstraction --out models/blueprint/holdem-abstraction.npz"),
         formatter_class=HelpFormatter,
     )
-    a.add_argument("--out", required=True, help="the abstraction file (.npz)")
+    a.add_argument("--out", type=path_arg, required=True, help="the abstraction file (.npz)")
     a.add_argument("--private", default="32,32,32", help="private buckets per public cluster: flop,turn,river")
     a.add_argument("--clusters", type=int, default=8, help="public clusters of the flops")
     a.add_argument("--flop-buckets", default="models/holdem/buckets-flop.npz", help="the EMD bucket table to coarsen")

@@ -10,6 +10,7 @@ from pathlib import Path
 from agent.cli.common import (
     HelpFormatter,
     example,
+    path_arg,
     positive_int,
     seed,
 )
@@ -38,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bins", type=positive_int, default=50, help="equity histogram bins (default 50)")
     p.add_argument("--preflop-boards", type=positive_int, default=10_000, help="random boards of the pre-flop matrix")
     p.add_argument("--seed", type=seed, default=0, help="seed of the boards and of k-means")
-    p.add_argument("--out", default="models/holdem", help="output folder (default models/holdem)")
+    p.add_argument("--out", type=path_arg, default="models/holdem", help="output folder (default models/holdem)")
     p.set_defaults(func=_run_buckets)
 
 

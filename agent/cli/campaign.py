@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agent.bots.config import MAX_SEED
-from agent.cli.common import HelpFormatter, example, seed
+from agent.cli.common import HelpFormatter, example, path_arg, seed
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.campaign import STAGES, CampaignSpec, parse_budget, run_campaign
@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="wall-clock budget of the whole campaign, earlier runs of a resumed one included: seconds, or with s, m "
         "or h (e.g. 90s, 9m, 2h)",
     )
-    p.add_argument("--out", required=True, help="output folder (resumed when it holds a campaign)")
+    p.add_argument("--out", type=path_arg, required=True, help="output folder (resumed when it holds a campaign)")
     p.add_argument(
         "--workers", type=int, default=None, help="generating processes, one per core (default: every core of the machine)"
     )

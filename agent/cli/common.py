@@ -77,6 +77,14 @@ def _whole(text: str) -> int | None:
         return None
 
 
+def path_arg(text: str) -> str:
+    """A file or folder argument: an empty one is refused (it would fall back to a default or to the
+    current folder without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
 def seed(text: str) -> int:
     """A seed of the deals and the bots' choices: 0..MAX_SEED (numpy and the dealer take 32 bits)."""
     value = _whole(text)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, is_leduc, leduc_settings
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, positive_int, seed
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, path_arg, positive_int, seed
 from agent.cli.eval_aivat import run_aivat_cli, run_aivat_log_cli
 from agent.cli.eval_lbr import run_lbr_cli, run_lbr_paired_cli
 from agent.cli.eval_plot import run_plot_cli
@@ -81,14 +81,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         )
         q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
         q.add_argument("--bot", default="deepstack", choices=["deepstack"], help="the agent")
-        q.add_argument("--config", default=None, help=CONFIG_HELP)
+        q.add_argument("--config", type=path_arg, default=None, help=CONFIG_HELP)
         q.add_argument(
             "--iterations", type=positive_int, default=None, help="CFR iterations per re-solve (default: the config's)"
         )
         q.add_argument("--exact", action="store_true", help="ignore the value network: solve round 2 exactly")
         q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
         if name == "export-policy":
-            q.add_argument("--out", required=True, help="output JSON file")
+            q.add_argument("--out", type=path_arg, required=True, help="output JSON file")
         else:
             q.add_argument(
                 "--policy",
@@ -112,11 +112,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--bot", default="deepstack", choices=bots, help="the bot LBR plays against (equilibrium: Leduc only)")
     q.add_argument("--hands", type=int, required=True, help="hands to play (a resumed folder: the total)")
     q.add_argument("--setting", required=True, help="LBR actions per round, e.g. fc/fc/fc/fc")
-    q.add_argument("--config", default=None, help=CONFIG_HELP)
+    q.add_argument("--config", type=path_arg, default=None, help=CONFIG_HELP)
     q.add_argument("--iterations", type=positive_int, default=None, help="re-solve iterations of the bot (default: the config's)")
     q.add_argument("--workers", type=int, default=1, help="processes playing chunks side by side")
     q.add_argument("--seed", type=seed, default=0, help="seed of the deals (hand i's cards come from the seed and i alone)")
-    q.add_argument("--out", default=None, help="folder for resumable chunks and the result (default: none, nothing kept)")
+    q.add_argument(
+        "--out", type=path_arg, default=None, help="folder for resumable chunks and the result (default: none, nothing kept)"
+    )
     q.add_argument(
         "--chunk", type=int, default=50, help="hands per resumable chunk (default 50; use a few for the slow 56-size settings)"
     )
@@ -152,7 +154,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--bot", default="deepstack", choices=bots, help="whose winnings")
     q.add_argument("--opponent", default="random", choices=bots, help="the bot it plays against")
     q.add_argument("--hands", type=int, required=True, help="hands to play (at least 2)")
-    q.add_argument("--config", default=None, help=CONFIG_HELP)
+    q.add_argument("--config", type=path_arg, default=None, help=CONFIG_HELP)
     q.add_argument(
         "--iterations", type=positive_int, default=None, help="re-solve iterations of a deepstack bot (default: the config's)"
     )
@@ -237,7 +239,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     q.add_argument("source", help="match log folder or LBR output folder")
-    q.add_argument("--out", required=True, help="folder for the PNG files")
+    q.add_argument("--out", type=path_arg, required=True, help="folder for the PNG files")
     q.add_argument("--player", default=None, help="whose winnings (default: the first player of the first log)")
     q.add_argument("--game", default=None, help="game (default: from the dealer log header or the LBR run.json)")
     q.add_argument(
@@ -254,7 +256,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision); "
         "repeatable (default: none)",
     )
-    q.add_argument("--config", default=None, help="config for --grid (default: the shipped config.yaml)")
+    q.add_argument("--config", type=path_arg, default=None, help="config for --grid (default: the shipped config.yaml)")
     q.add_argument(
         "--grid-bot",
         choices=("deepstack", "blueprint"),

@@ -13,6 +13,7 @@ from agent.cli.common import (
     add_network_leaf_options,
     example,
     load_game_or_exit,
+    path_arg,
     seed,
 )
 from agent.nets.manifest import ModelError
@@ -138,7 +139,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
         "one at a time on the CPU, on a GPU as many as half its free memory holds)",
     )
-    p.add_argument("--out", required=True, help="output folder (resumed when it holds this run's shards)")
+    p.add_argument("--out", type=path_arg, required=True, help="output folder (resumed when it holds this run's shards)")
     p.add_argument(
         "--ray-address",
         default=None,

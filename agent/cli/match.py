@@ -15,6 +15,7 @@ from agent.cli.common import (
     Terminated,
     example,
     load_game_or_exit,
+    path_arg,
     seed,
 )
 from agent.cli.play import plan_with_limits
@@ -53,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--duplicate", action="store_true", help="play every deal twice with the seats swapped")
     p.add_argument(
         "--log-dir",
+        type=path_arg,
         default=None,
         help="a folder for the logs, new or holding no match's logs; one holding another match's logs is refused "
         "(default: a new folder runs/match-GAME-TIME, TIME in UTC)",
@@ -76,7 +78,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="dealer limit: average ms per hand (built-in bots plan with it where the config's bot.time is looser; default 7000)",
     )
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
-    p.add_argument("--config", default=None, help="config of built-in bots (default: the shipped config.yaml)")
+    p.add_argument("--config", type=path_arg, default=None, help="config of built-in bots (default: the shipped config.yaml)")
     p.add_argument(
         "--start-timeout",
         type=float,

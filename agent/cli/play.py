@@ -13,6 +13,7 @@ from agent.cli.common import (
     GAME_HELP,
     HelpFormatter,
     load_game_or_exit,
+    path_arg,
     port,
     positive_int,
     seed,
@@ -61,12 +62,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seed", type=seed, default=None, help="seed of the bot's random choices, 0..4294967295 (default: the config's seed)"
     )
-    p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
+    p.add_argument(
+        "--config", type=path_arg, default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)"
+    )
     p.add_argument(
         "--device", default=None, choices=["auto", "cpu", "cuda"], help="where the re-solver runs (default: the config's device)"
     )
     p.add_argument(
-        "--log-json", default=None, help="also write JSON-lines logs (one line per decision) to this file (default: none)"
+        "--log-json",
+        type=path_arg,
+        default=None,
+        help="also write JSON-lines logs (one line per decision) to this file (default: none)",
     )
     for flag, what in (
         ("--t_response", "ms per response"),

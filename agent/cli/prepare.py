@@ -13,8 +13,8 @@ from pathlib import Path
 from agent.bots.config import ConfigError, load_config
 from agent.bots.deepstack import DeepStackBot
 from agent.bots.settings import section_key
-from agent.bots.start_cache import is_shipped, save_start_cache, start_key
-from agent.cli.common import GAME_HELP, HelpFormatter, count, example
+from agent.bots.start_cache import StartCacheError, check_cache_path, is_shipped, save_start_cache, start_key
+from agent.cli.common import GAME_HELP, HelpFormatter, count, example, path_arg
 from agent.nets.manifest import ModelError, register_model
 from protocol.gamedef import GameDefError, load_game
 
@@ -32,8 +32,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     p.add_argument("game", help=GAME_HELP)
-    p.add_argument("--config", default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)")
-    p.add_argument("--out", default=None, help="where to write (default: the config's start_cache of the game)")
+    p.add_argument(
+        "--config", type=path_arg, default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)"
+    )
+    p.add_argument("--out", type=path_arg, default=None, help="where to write (default: the config's start_cache of the game)")
     p.add_argument("--solve", action="store_true", help="solve the first states even if the cache holds them")
     p.add_argument(
         "--first-round",
@@ -65,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"bot.{key}.start_cache is null: give --out")
         where = "--out" if args.out else f"bot.{key}.start_cache"
         # refused before the first states are solved, not after
-        if out.is_dir():
-            raise ValueError(f"{where} {out}: is a folder; give the start cache's file name")
+        try:
+            check_cache_path(out)
+        except StartCacheError as exc:
+            raise ValueError(f"{where} {exc}") from None
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -12,6 +12,7 @@ from agent.cli.common import (
     HelpFormatter,
     example,
     load_game_or_exit,
+    path_arg,
     seed,
 )
 from agent.nets.encoding import SituationEncoder
@@ -44,7 +45,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "fixes the validation split); they must be data of one network and hold different situations: generate "
         "more with another --seed",
     )
-    p.add_argument("--out", required=True, help="output folder (models/leduc replaces a shipped network and its manifest entry)")
+    p.add_argument(
+        "--out",
+        type=path_arg,
+        required=True,
+        help="output folder (models/leduc replaces a shipped network and its manifest entry)",
+    )
     p.add_argument("--name", required=True, help="model name in the manifest (the files are OUT/NAME.pt, .ckpt, .loss.png)")
     p.add_argument("--epochs", type=int, default=200, help="passes over the training data (default 200)")
     p.add_argument("--batch-size", type=int, default=1000, help="situations per Adam step")
@@ -173,7 +179,7 @@ def add_ensemble_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     p.add_argument("members", nargs="+", metavar="NET", help="the networks to average (.pt files listed in a manifest)")
-    p.add_argument("--out", required=True, help="the ensemble's file (e.g. models/leduc/leduc-limit-ens.pt)")
+    p.add_argument("--out", type=path_arg, required=True, help="the ensemble's file (e.g. models/leduc/leduc-limit-ens.pt)")
     p.add_argument("--name", required=True, help="its name in the manifest")
     p.set_defaults(func=_run_ensemble)
 

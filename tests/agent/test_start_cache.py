@@ -213,3 +213,25 @@ def test_prepare_refuses_an_out_whose_folder_cannot_be_made_before_it_solves(
     assert main(["prepare", "leduc", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"deepstack prepare: error: --out {out}: its folder cannot be made")
+
+
+def test_a_file_that_is_not_a_start_cache_is_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A config's ``start_cache`` (or ``prepare --out``) naming someone's file: the bot warned that
+    it was unreadable, then replaced it with a pickle at the end of the match."""
+    from agent.bots.start_cache import StartCacheError
+    from agent.cli.main import main
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    config = load_config()
+    config = replace(config, bot=replace(config.bot, leduc=replace(config.bot.leduc, start_cache=str(notes))))
+    with pytest.raises(StartCacheError, match="is not a start cache; it is not overwritten"):
+        DeepStackBot.check(load_game("leduc"), config)
+    with pytest.raises(StartCacheError, match="is not a start cache"):
+        save_start_cache(notes, "k", {"high": {}})
+    assert main(["prepare", "leduc", "--out", str(notes)]) == 2
+    assert "is not a start cache" in capsys.readouterr().err
+    assert notes.read_text() == "my notes"
+    save_start_cache(tmp_path / "c.pkl", "k", {"high": {}})
+    save_start_cache(tmp_path / "c.pkl", "k2", {"high": {}})  # a start cache is replaced as before
+    assert load_start_cache(tmp_path / "c.pkl", "k2") == {"high": {}}
