@@ -38,7 +38,7 @@ from protocol.client import LineBuffer, LineTooLong, printable
 from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
 from protocol.matchstate import MatchState, MatchStateError, format_matchstate, format_state_line, parse_matchstate
 from protocol.state import HandState
-from protocol.transactions import Transaction, TransactionError, read_transactions
+from protocol.transactions import Transaction, TransactionError, drop_partial_line, read_transactions
 
 #: the version line as the ACPC dealer reads it (numbers may have spaces or a sign before them)
 VERSION_LINE = re.compile(r"VERSION:\s*([+-]?\d+)\.\s*([+-]?\d+)\.\s*([+-]?\d+)", re.ASCII)
@@ -284,6 +284,8 @@ class Dealer:
         try:
             replay = self._replay_records()
             if cfg.transactions is not None:
+                if cfg.append and cfg.transactions.exists():
+                    drop_partial_line(cfg.transactions)  # the action it was about is asked for again
                 tlog = open(cfg.transactions, "a" if cfg.append else "w", encoding="ascii")
             if not self.listeners:
                 self.open()
@@ -684,6 +686,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             print(f"ERROR: cannot write the logs in {folder}: {exc}", file=sys.stderr)
             return 1
+        if not args.name or "/" in args.name or args.name in (".", ".."):
+            print(f"ERROR: bad match name {args.name!r}: it names the files NAME.log and NAME.tlog (no '/')", file=sys.stderr)
+            return 1
+        for suffix, wanted in ((".log", not args.no_log), (".tlog", args.transactions)):
+            if wanted and (folder / f"{args.name}{suffix}").is_dir():
+                print(f"ERROR: cannot write {folder / (args.name + suffix)}: it is a folder", file=sys.stderr)
+                return 1
     config = DealerConfig(
         match_name=args.name,
         game=game,

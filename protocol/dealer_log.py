@@ -67,6 +67,8 @@ def one_game(folder: Path, logs: list[tuple[Path, LogHeader]]) -> str:
     """The game of all the dealer logs of ``folder``; ValueError naming the folder and the games
     found when they are of several games (pooling them would average different games)."""
     games = {header.game for _, header in logs}
+    if games == {""}:
+        raise ValueError(f"{folder}: the header of {logs[0][0].name} names no game ({HEADER} NAME GAME HANDS SEED)")
     if len(games) > 1:
         raise ValueError(
             f"{folder}: its dealer logs are of {len(games)} games ({describe_games(logs)}); give a folder holding one game's logs"

@@ -40,6 +40,15 @@ class Transaction:
         return f"{self.action} {self.hand_id} {self.send_time:.6f} {self.recv_time:.6f}\n"
 
 
+def drop_partial_line(path: Path) -> None:
+    """Cut a last line without its end off ``path`` (the dealer was killed while writing it), so
+    that the lines appended next start on a line of their own and the file stays readable."""
+    with open(path, "rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
 def read_transactions(path: Path) -> list[Transaction]:
     """Every action of ``path`` in order; a line that is not a transaction is refused, naming it.
     A last line without its end (the dealer was killed while writing it) is dropped: the action

@@ -291,3 +291,68 @@ def test_export_policy_refuses_a_folder_before_it_solves(tmp_path: Path, capsys:
 )
 def test_an_empty_path_is_refused_not_taken_for_a_default(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert _refused(argv, capsys).endswith(": an empty path")
+
+
+def test_damaged_data_files_are_named_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty or cut-short ``.npz`` (EOFError, BadZipFile) and a shard whose arrays disagree
+    (IndexError deep in training) reached the user as tracebacks with status 1."""
+    import numpy as np
+
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    cut = tmp_path / "cut.npz"
+    np.savez(cut, regrets=np.zeros(1000))
+    cut.write_bytes(cut.read_bytes()[:100])
+    for path in (empty, cut):
+        last = _refused(["blueprint", "train", "leduc", "10", "--out", str(path)], capsys)
+        assert last.startswith(f"deepstack blueprint train: error: {path}: not a blueprint file (")
+    data = tmp_path / "data"
+    data.mkdir()
+    np.savez(data / "shard-00000.npz", inputs=np.zeros((4, 10)), targets=np.zeros((2, 6)), masks=np.zeros((4, 6)))
+    argv = ["train", "--game", "leduc", "--epochs", "1", "--name", "n", "--out", str(tmp_path / "o"), "--data", str(data)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "shard-00000.npz: its arrays have different numbers of rows (inputs 4, targets 2, masks 4)" in err
+    assert "Traceback" not in err
+
+
+def test_export_policy_refuses_an_out_under_a_file_before_it_solves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It passed the up-front check and failed with a bare [Errno 17] after the whole re-solve."""
+    (tmp_path / "afile").write_text("kept")
+    out = tmp_path / "afile" / "p.json"
+    last = _refused(["eval", "export-policy", "--game", "leduc", "--out", str(out)], capsys)
+    assert last.startswith(f"deepstack eval export-policy: error: --out {out}: its folder cannot be made")
+    assert (tmp_path / "afile").read_text() == "kept"
+
+
+def test_a_game_the_blueprint_has_no_file_for_names_the_blueprint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said the DeepStack bot did not play the game, for a seat that was the blueprint."""
+    from protocol.gamedef import load_game
+
+    source = load_game("leduc").to_text()
+    assert "numRanks = 3" in source
+    game = tmp_path / "leduc4.game"
+    game.write_text(source.replace("numRanks = 3", "numRanks = 4"))
+    last = _refused(["match", str(game), "2", "blueprint", "call"], capsys)
+    assert "the blueprint bot has blueprints for Leduc and heads-up no-limit hold'em, not" in last
+
+
+def test_an_output_of_the_wrong_kind_is_named_with_its_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bare '[Errno 17] File exists' (status 1), or the name of a temporary file, reached the user."""
+    afile, adir = tmp_path / "afile", tmp_path / "adir"
+    afile.write_text("kept")
+    adir.mkdir()
+    last = _refused(["match", "leduc", "2", "call", "call", "--log-dir", str(afile)], capsys)
+    assert last.endswith(
+        f"{afile}: is a file, not a folder; give a new --log-dir, or leave it out for a new runs/match-GAME-TIME folder"
+    )
+    logs = tmp_path / "logs"
+    assert main(["match", "leduc", "2", "call", "call", "--log-dir", str(logs)]) == 0
+    capsys.readouterr()
+    assert _refused(["eval", "plot", str(logs), "--out", str(afile)], capsys).endswith(
+        f"--out {afile}: is a file; give a folder for the PNG files"
+    )
+    net = "models/leduc/leduc.pt"
+    last = _refused(["ensemble", "--name", "x", "--out", str(adir), net, net], capsys)
+    assert last == f"deepstack ensemble: error: --out {adir}: is a folder; give the ensemble's file name"
+    assert afile.read_text() == "kept" and list(adir.iterdir()) == []

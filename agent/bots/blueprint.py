@@ -26,7 +26,10 @@ log = get_logger("blueprint")
 
 def blueprint_file(game: Game, config: Config) -> str:
     """The config's blueprint file for ``game``; ValueError naming the key where there is none."""
-    key = section_key(game)
+    try:
+        key = section_key(game)
+    except ValueError:
+        raise ValueError(f"the blueprint bot has blueprints for Leduc and heads-up no-limit hold'em, not {game.name}") from None
     path = getattr(config.bot.blueprint, key)
     if path is None:
         raise ValueError(f"bot.blueprint.{key} is null: no blueprint for {game.name} (deepstack blueprint train)")

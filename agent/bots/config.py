@@ -195,6 +195,8 @@ class HoldemBotConfig:
             raise ConfigError(
                 "bot.hunl.preflop.checkdown_spr: the pre-flop's network leaves are the auxiliary network's, all of them"
             )
+        if self.river.leaves != "end":  # it has no street below: 'net' or 'checkdown' would change nothing but the updates
+            raise ConfigError(f"bot.hunl.river.leaves: {self.river.leaves!r}; the river is always solved to the end ('end')")
 
 
 #: the largest share of the dealer's allowance a bot may plan to use

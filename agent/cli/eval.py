@@ -385,7 +385,12 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     if args.eval_command == "export-policy":  # refused now, not after minutes of re-solving
         out = Path(args.out)
-        if out.is_dir() or (out.parent.exists() and not os.access(out.parent, os.W_OK)):
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"{tool}: error: --out {out}: its folder cannot be made ({exc.strerror or exc})", file=sys.stderr)
+            return 2
+        if out.is_dir() or not os.access(out.parent, os.W_OK):
             print(
                 f"{tool}: error: --out {out}: cannot be written ({'a folder' if out.is_dir() else 'its folder is read-only'})",
                 file=sys.stderr,

@@ -65,6 +65,8 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     try:
         if not source.is_dir():
             raise ValueError(f"{source}: not a folder (give a match --log-dir or an LBR --out folder)")
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {out}: is a file; give a folder for the PNG files")
         series: dict[str, np.ndarray] = {}
         game_name, pooled = "", ""
         lbr = sorted(source.glob("lbr-[0-9]*.json"))

@@ -187,6 +187,9 @@ def add_ensemble_parser(sub: argparse._SubParsersAction) -> None:
 def _run_ensemble(args: argparse.Namespace) -> int:
     from agent.training.ensemble import build_ensemble
 
+    if Path(args.out).is_dir():
+        print(f"deepstack ensemble: error: --out {args.out}: is a folder; give the ensemble's file name", file=sys.stderr)
+        return 2
     try:
         path = build_ensemble(args.members, Path(args.out), args.name)
     except ModelError as exc:

@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+#: what ``np.load`` raises for a file that is not a whole ``.npz`` of ours (missing, empty, cut
+#: short, another format, a key missing): callers turn these into one message naming the file
+NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
 @contextmanager

@@ -28,6 +28,7 @@ check-down is the default.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
@@ -176,19 +177,25 @@ def _decision(event: dict) -> tuple[tuple[int, str, str], LoggedDecision]:
         event["action"],
         _number_map(values, "values") if values is not None else None,
     )
+    probs = list(item.strategy.values())
+    if not all(math.isfinite(p) and p >= 0 for p in probs) or not sum(probs) > 0:
+        raise ValueError(f"strategy {event['strategy']!r}: expected probabilities (finite, not negative, some above 0)")
+    if item.values is not None and not all(math.isfinite(v) for v in item.values.values()):
+        raise ValueError(f"values {values!r}: expected finite numbers")
     return (int(hand), str(event["cards"]), str(event["betting"])), item
 
 
 def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecision], int]:
     """Decisions keyed by (hand, our hole cards, betting before the action); and how many lines
-    were left out (no cards/betting fields: logs of older versions; or one key seen twice with
-    different strategies)."""
+    were left out (no cards/betting fields: logs of older versions; a line that is not JSON, e.g.
+    cut short by a killed bot; or one key seen twice with different strategies)."""
     out: dict[tuple[int, str, str], LoggedDecision] = {}
     dropped, clashes = 0, set()
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
+            dropped += line.strip() != ""  # a line cut short by a killed bot: its decision is left out
             continue
         if not isinstance(event, dict) or event.get("event") != "decision":
             continue  # other lines of a shared log (a number, a list) are not ours to judge
@@ -288,6 +295,8 @@ def log_aivat(
             if player not in hand.names:
                 raise ValueError(f"{path}: hand {hand.hand_id} has no player named {player!r} (players: {', '.join(hand.names)})")
             seat = hand.names.index(player)
+            if hand.hand_id in per_log[path]:
+                raise ValueError(f"{path}: hand {hand.hand_id} is logged twice; a log holds each hand once")
             r, a = hand_aivat(game, hand, seat, value, decisions, tally, action_values)
             tally.raw.append(r)
             tally.corrected.append(a)

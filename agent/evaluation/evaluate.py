@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from agent.blueprint.mccfr import Blueprint
 from agent.blueprint.postprocess import postprocess
+from agent.common.files import write_json
 from agent.resolving.continual import ContinualResolver, HandMemory
 from agent.solver.cfr import Solver, Variant, exploitability
 from agent.solver.handspace import HandSpace
@@ -216,5 +217,5 @@ def export_policy(profile: AgentProfile, path: str | Path) -> int:
                 entry[_action_name(space, action)] = float(p)
             out[key] = entry
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({GAME_KEY: space.game.to_text(), **out}, indent=1, sort_keys=True))
+    write_json(path, {GAME_KEY: space.game.to_text(), **out}, sort_keys=True)
     return len(out)

@@ -230,6 +230,8 @@ def check_log_dir(path: Path, default: str = "a new runs/match-GAME-TIME folder"
     """Refuse a folder that already holds the logs of a match (its dealer logs or its bots'
     ``bots.jsonl``): a new match there would be appended to another, of this game or another one.
     ``default`` says what leaving --log-dir out gives."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path}: is a file, not a folder; give a new --log-dir, or leave it out for {default}")
     if not path.is_dir():
         return
     logs = dealer_logs(path)

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from agent.common.files import save_npz
+from agent.common.files import NPZ_ERRORS, save_npz
 from agent.nets.manifest import ModelError
 from agent.solver.ranges import hand_class_cell
 from native.cards import NUM_HOLDEM_HANDS
@@ -117,7 +117,7 @@ class BucketTable:
             with np.load(path) as z:
                 street = str(z["street"])
                 centroids = z["centroids"]
-        except (OSError, KeyError, ValueError) as exc:
+        except NPZ_ERRORS as exc:
             raise ModelError(f"{path}: not a bucket table: {exc}") from None
         if street not in BOARD_SIZE or centroids.ndim != 2:
             raise ModelError(f"{path}: bucket table with street {street!r} and centroids {centroids.shape}")

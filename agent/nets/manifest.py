@@ -80,6 +80,14 @@ def read_manifest(path: Path) -> dict[str, Any]:
         raise ModelError(f"{path}: unreadable model manifest: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ModelError(f"{path}: a manifest must be an object with a 'models' mapping")
+    for name, entry in data["models"].items():
+        if not isinstance(entry, dict):
+            raise ModelError(f"{path}: entry {name!r} is not an object")
+        for key in ("path", "sha256"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise ModelError(f"{path}: entry {name!r} has no {key!r} (a string)")
+        if not isinstance(entry.get("net", {}), dict):
+            raise ModelError(f"{path}: entry {name!r}: 'net' must be an object")
     return data
 
 
@@ -121,6 +129,8 @@ def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[s
         path = MODELS_DIR.parent / path
     if not path.exists():
         raise ModelError(f"{path}: model file is missing{missing_hint}")
+    if not path.is_file():
+        raise ModelError(f"{path}: is a folder, not a model file")
     manifest = manifest_path_for(path)
     entries = read_manifest(manifest)["models"]
     entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == path.resolve()), None)

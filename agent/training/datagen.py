@@ -14,7 +14,6 @@ import json
 import math
 import re
 import time
-import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -25,7 +24,7 @@ import torch
 from tqdm import tqdm
 
 from agent.bots.config import HoldemModels
-from agent.common.files import save_npz, write_json
+from agent.common.files import NPZ_ERRORS, save_npz, write_json
 from agent.leaves.checkdown import CheckdownEvaluator
 from agent.leaves.holdem import BucketNetLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
@@ -775,7 +774,7 @@ def shard_count(path: Path) -> int | None:
     try:
         with np.load(path) as z:
             count = json.loads(str(z["meta"])).get("count")
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+    except NPZ_ERRORS:
         return None
     return int(count) if isinstance(count, int) else -1
 
@@ -826,6 +825,14 @@ def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
     for p in paths:
         try:
             with np.load(p) as z:
-                yield {k: z[k] for k in z.files if k != "meta"}
-        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+                arrays = {k: z[k] for k in z.files if k != "meta"}
+        except NPZ_ERRORS as exc:
             raise ValueError(f"{p}: unreadable shard ({exc}); delete it and run deepstack generate again to redo it") from None
+        for harvested in (False, True):  # a shard's rows, and the river rows harvested beside them
+            rows = {k: len(v) for k, v in arrays.items() if v.ndim and k.startswith(harvest.PREFIX) == harvested}
+            if len(set(rows.values())) > 1:
+                counts = ", ".join(f"{k} {n}" for k, n in rows.items())
+                raise ValueError(
+                    f"{p}: its arrays have different numbers of rows ({counts}); not a shard deepstack generate wrote"
+                )
+        yield arrays

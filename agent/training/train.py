@@ -71,6 +71,13 @@ def load_dataset(
             x, y, m = encoder(part)
         else:
             raise ValueError(f"{data_dir}: shards hold situations, and no bucket encoder was given")
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError(f"{data_dir}: its rows hold NaN or infinite numbers; regenerate the data")
+        if xs and (x.shape[1:], y.shape[1:]) != (xs[0].shape[1:], ys[0].shape[1:]):
+            raise ValueError(
+                f"{data_dir}: shards of different widths (inputs {xs[0].shape[1:]} and {x.shape[1:]}, targets "
+                f"{ys[0].shape[1:]} and {y.shape[1:]}): data of two kinds in one folder"
+            )
         xs.append(x)
         ys.append(y)
         ms.append(m)

@@ -140,6 +140,10 @@ _DECISION = {"event": "decision", "hand": 3, "cards": "AhKd", "betting": "", "st
         ({"hand": "x"}, "hand 'x': expected a hand number"),
         ({"values": 5}, "values 5: expected a mapping"),
         ({"action": None}, "action None"),
+        ({"strategy": {"call": -0.5, "fold": 1.5}}, "strategy {'call': -0.5, 'fold': 1.5}: expected probabilities"),
+        ({"strategy": {"call": float("nan")}}, "strategy {'call': nan}: expected probabilities"),
+        ({"strategy": {"call": 0.0}}, "strategy {'call': 0.0}: expected probabilities"),
+        ({"values": {"call": float("inf")}}, "values {'call': inf}: expected finite numbers"),
     ],
 )
 def test_a_bad_decision_line_is_named_by_file_and_line(change: dict, message: str, tmp_path: Path) -> None:
@@ -158,6 +162,9 @@ def test_lines_that_are_not_objects_are_skipped(tmp_path: Path) -> None:
     path.write_text('5\n"text"\n[1]\nnull\n' + json.dumps(_DECISION) + "\n")
     decisions, dropped = read_decisions(path)
     assert list(decisions) == [(3, "AhKd", "")] and dropped == 0
+    path.write_text(json.dumps(_DECISION) + "\n" + json.dumps(_DECISION)[:20])  # a bot killed mid-line
+    decisions, dropped = read_decisions(path)
+    assert list(decisions) == [(3, "AhKd", "")] and dropped == 1  # counted among the decisions left out
 
 
 def test_a_decisions_file_given_but_missing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,3 +174,28 @@ def test_a_decisions_file_given_but_missing_is_refused(tmp_path: Path, capsys: p
     assert capsys.readouterr().err.strip().splitlines() == [
         f"deepstack eval aivat-log: error: --decisions {missing}: no such file"
     ]
+
+
+def test_a_hand_logged_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A duplicated STATE line counted as one more hand of the sample."""
+    logs = tmp_path / "m"
+    assert main(["match", "leduc", "3", "call", "call", "--log-dir", str(logs), "--seed", "1"]) == 0
+    log = next(p for p in logs.glob("*.log") if "swapped" not in p.name)
+    lines = log.read_text().splitlines()
+    first_state = next(i for i, line in enumerate(lines) if line.startswith("STATE:"))
+    log.write_text("\n".join(lines[: first_state + 1] + lines[first_state:]) + "\n")
+    capsys.readouterr()
+    assert main(["eval", "aivat-log", str(logs), "--player", "call-1"]) == 2
+    assert "is logged twice; a log holds each hand once" in capsys.readouterr().err
+
+
+def test_a_log_whose_header_names_no_game_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'error: : no such game file', naming neither the log nor its header."""
+    logs = tmp_path / "m"
+    assert main(["match", "leduc", "2", "call", "call", "--log-dir", str(logs), "--seed", "1"]) == 0
+    for log in logs.glob("*.log"):
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join(["# name/game/hands/seed m"] + lines[1:]) + "\n")
+    capsys.readouterr()
+    assert main(["eval", "aivat-log", str(logs), "--player", "call-1"]) == 2
+    assert "names no game (# name/game/hands/seed NAME GAME HANDS SEED)" in capsys.readouterr().err

@@ -185,6 +185,9 @@ def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     path.write_text("bot:\n  hunl:\n    turn: {iterations: 3, leaves: checkdown, checkdown_spr: 1}\n")
     with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.turn.checkdown_spr: 1.0 is for leaves 'net', not 'checkdown'"):
         load_config(path)
+    path.write_text("bot:\n  hunl:\n    river: {leaves: net}\n")  # accepted, and only switched the river's updates
+    with pytest.raises(ConfigError, match=r"c.yaml:3: bot.hunl.river.leaves: 'net'; the river is always solved to the end"):
+        load_config(path)
 
 
 def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

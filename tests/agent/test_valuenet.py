@@ -567,6 +567,33 @@ def test_a_manifest_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch:
     assert manifest.read_text() == before
 
 
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ("hello", "entry 'a' is not an object"),
+        ({"path": "a.pt"}, "entry 'a' has no 'sha256'"),
+        ({"path": 5, "sha256": "ab"}, "entry 'a' has no 'path'"),
+        ({"path": "a.pt", "sha256": "ab", "net": "x"}, "entry 'a': 'net' must be an object"),
+    ],
+)
+def test_a_malformed_manifest_entry_is_named_not_a_traceback(tmp_path: Path, entry: object, said: str) -> None:
+    """KeyError, TypeError or AttributeError reached the user from a hand-edited manifest."""
+    from agent.nets.manifest import ModelError
+
+    (tmp_path / "a.pt").write_bytes(b"x")
+    (tmp_path / "manifest.json").write_text(json.dumps({"models": {"a": entry}}))
+    with pytest.raises(ModelError, match=f"manifest.json: {said}"):
+        load_value_net(tmp_path / "a.pt")
+
+
+def test_a_folder_given_as_a_network_is_named(tmp_path: Path) -> None:
+    from agent.nets.manifest import ModelError
+
+    (tmp_path / "net.pt").mkdir()
+    with pytest.raises(ModelError, match="net.pt: is a folder, not a model file"):
+        load_value_net(tmp_path / "net.pt")
+
+
 def test_training_pools_folders_of_different_seeds_and_refuses_shared_situations(
     tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
 ) -> None:

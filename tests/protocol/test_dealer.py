@@ -18,6 +18,7 @@ from protocol.dealer import main as dealer_main
 from protocol.gamedef import Game
 from protocol.matchstate import MatchState
 from protocol.state import HandState, raise_to
+from protocol.transactions import read_transactions
 from tests.protocol.harness import Policy, ScriptedSeat, calls, run_dealer
 
 
@@ -248,6 +249,26 @@ def test_dealer_refuses_bad_limits_and_log_folders_before_printing_its_ports(
     assert len(captured.err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("name", "extra", "message"),
+    [
+        ("a/b", [], "ERROR: bad match name 'a/b'"),
+        ("..", [], "ERROR: bad match name '..'"),
+        ("m", [], "ERROR: cannot write {dir}/m.log: it is a folder"),
+        ("t", ["-T", "-l"], "ERROR: cannot write {dir}/t.tlog: it is a folder"),
+    ],
+)
+def test_dealer_refuses_a_match_name_it_cannot_log_under_before_printing_its_ports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, extra: list[str], message: str
+) -> None:
+    """It printed its ports, took the seats, then died with a traceback opening NAME.log."""
+    (tmp_path / "m.log").mkdir()
+    (tmp_path / "t.tlog").mkdir()
+    assert dealer_main([name, "leduc", "3", "1", "a", "b", "--log-dir", str(tmp_path), *extra]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(message.replace("{dir}", str(tmp_path)))
+
+
 def test_a_taken_seat_port_refuses_a_second_client(leduc: Game, tmp_path: Path) -> None:
     """Once a seat is taken its port is closed, as the ACPC dealer does: a second bot started on
     it by mistake is refused at once instead of hanging until the match ends."""
@@ -342,6 +363,7 @@ def test_transaction_file_resumes_an_interrupted_match(leduc_limit: Game, tmp_pa
     assert resumed.out == whole.out and resumed.out.startswith("SCORE:")
     assert f"# replaying {cut} actions of {b / 'test.tlog'}" in resumed.err
     assert [line.split()[:2] for line in (b / "test.tlog").read_text().splitlines()] == [line.split()[:2] for line in lines]
+    assert len(read_transactions(b / "test.tlog")) == len(lines)  # every line whole: it can be resumed again
     states = [line for line in whole.log.splitlines() if line.startswith("STATE:")]
     assert [line for line in resumed.log.splitlines() if line.startswith("STATE:")] == states[3:]
     assert seats[0].received[0].split(":")[2] == "3"  # the first state sent: hand 3, one action in
