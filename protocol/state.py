@@ -27,6 +27,8 @@ MAX_ACTIONS_PER_ROUND = 64
 
 
 class ActionKind(IntEnum):
+    """The three kinds of action of the ACPC protocol (``f``, ``c``: check or call, ``r``)."""
+
     FOLD = 0
     CALL = 1
     RAISE = 2
@@ -178,10 +180,12 @@ class HandState:
     # ------------------------------------------------------------------ queries
     @property
     def pot(self) -> int:
+        """Chips everyone has put in so far."""
         return sum(self.spent)
 
     @property
     def round_actions(self) -> tuple[Action, ...]:
+        """The actions of the current round so far."""
         return self.actions[self.round]
 
     @property
@@ -215,6 +219,7 @@ class HandState:
         return sum(1 for a in self.actions[self.round] if a.kind is ActionKind.RAISE)
 
     def num_acting_players(self) -> int:
+        """Players still able to act: not folded, not all-in."""
         return sum(1 for p in range(self.game.num_players) if self._is_acting(p))
 
     def _num_called(self) -> int:
@@ -262,10 +267,12 @@ class HandState:
         return (low, stack)
 
     def can_fold(self) -> bool:
+        """Whether folding is legal: the player to act faces a bet (as in the ACPC dealer)."""
         p = self._require_player()
         return self.spent[p] != self.max_spent and self.spent[p] != self.game.stack[p]
 
     def legal_kinds(self) -> tuple[ActionKind, ...]:
+        """The kinds of action legal for the player to act (a call is always legal)."""
         kinds = []
         if self.can_fold():
             kinds.append(ActionKind.FOLD)
@@ -385,6 +392,7 @@ class HandState:
         return replace(self, board=cards)
 
     def with_hole_cards(self, player: int, cards: Iterable[int]) -> HandState:
+        """This state with ``player``'s hole cards set (from a dealer's state, or for a showdown)."""
         holes = list(self.hole_cards)
         holes[player] = tuple(cards)
         return replace(self, hole_cards=tuple(holes))
@@ -392,6 +400,7 @@ class HandState:
     # ------------------------------------------------------------------ outcome
     @property
     def is_showdown(self) -> bool:
+        """A finished hand that more than one player saw to the end."""
         return self.finished and sum(self.folded) + 1 < self.game.num_players
 
     def payoffs(self, rank: RankFn | None = None) -> tuple[float, ...]:
