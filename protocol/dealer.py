@@ -686,8 +686,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             print(f"ERROR: cannot write the logs in {folder}: {exc}", file=sys.stderr)
             return 1
-        if not args.name or "/" in args.name or args.name in (".", ".."):
-            print(f"ERROR: bad match name {args.name!r}: it names the files NAME.log and NAME.tlog (no '/')", file=sys.stderr)
+        # NAME may hold a folder, as the ACPC dealer's (NAME.log is written as given): one that exists
+        if not args.name or args.name.endswith(("/", ".")) or not (folder / args.name).parent.is_dir():
+            print(
+                f"ERROR: bad match name {args.name!r}: it names the files NAME.log and NAME.tlog in --log-dir, "
+                "in a folder that exists",
+                file=sys.stderr,
+            )
             return 1
         for suffix, wanted in ((".log", not args.no_log), (".tlog", args.transactions)):
             if wanted and (folder / f"{args.name}{suffix}").is_dir():

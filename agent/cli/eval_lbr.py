@@ -15,6 +15,7 @@ from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import section_key
 from agent.bots.start_cache import start_key
 from agent.cli.common import dumps
+from agent.common.files import write_text
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
 from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
 from agent.evaluation.policies import ProviderFactory
@@ -65,7 +66,7 @@ def check_lbr_run(out: Path, run: dict) -> None:
             raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
         return
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(run, indent=1))
+    write_text(path, dumps(run, indent=1))
 
 
 def run_lbr_cli(args: argparse.Namespace) -> int:
@@ -151,7 +152,7 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     # how often the bot folds to LBR's bets (range-weighted), next to a pure bluff's break-even
     result["bot_fold"] = fold_summary(queries, game.num_rounds)
     if out is not None:
-        (out / "result.json").write_text(dumps(result, indent=1))
+        write_text(out / "result.json", dumps(result, indent=1))
     print(dumps(result) if args.json else f"LBR ({args.setting}) vs {args.bot} in {args.game}: {est} over {len(values)} hands")
     if not args.json:
         labels = {

@@ -25,18 +25,31 @@ import numpy as np
 NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
+def _read_umask() -> int:
+    umask = os.umask(0)  # the only way to read it is to set it: done once, at import
+    os.umask(umask)
+    return umask
+
+
+#: the mode of a file the user creates (mkstemp's own is 0600)
+_MODE = 0o666 & ~_read_umask()
+
+
 @contextmanager
 def replacing(path: str | Path) -> Iterator[Path]:
     """A temporary path to write ``path``'s new content to; renamed over ``path`` when the block
-    ends, removed when it raises. The file gets the permissions any file the user writes gets."""
+    ends, removed when it raises. The file gets the permissions any file the user writes gets; a
+    ``path`` that is a link is written through (its target replaced, the link kept)."""
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"{path}: its folder {path.parent} does not exist")
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     tmp = Path(name)
     try:
         try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)  # mkstemp's own is 0600
+            os.fchmod(fd, _MODE)
         finally:
             os.close(fd)
         yield tmp

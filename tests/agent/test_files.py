@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,11 +55,19 @@ def test_the_file_gets_the_users_permissions_and_a_planted_link_is_not_followed(
     path = tmp_path / "cache.bin"
     for fixed_name in (f".{path.name}.part", f"{path.name}.tmp", f".{path.name}"):
         (tmp_path / fixed_name).symlink_to(victim)  # the temporary names a predictable writer would use
-    old = os.umask(0o022)
-    try:
-        write_bytes(path, b"new")
-    finally:
-        os.umask(old)
+    write_bytes(path, b"new")
     assert path.read_bytes() == b"new" and victim.read_text() == "keep"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # as any file the user writes
     assert not path.is_symlink()
+
+
+def test_a_link_the_user_made_is_written_through_and_a_missing_folder_is_named(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    (tmp_path / "link.json").symlink_to(real)
+    write_json(tmp_path / "link.json", {"a": 1})
+    assert (tmp_path / "link.json").is_symlink() and json.loads(real.read_text()) == {"a": 1}
+    with pytest.raises(FileNotFoundError, match="nowhere/x.json: its folder .*nowhere does not exist"):
+        write_json(tmp_path / "nowhere" / "x.json", {})

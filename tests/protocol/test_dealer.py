@@ -252,8 +252,9 @@ def test_dealer_refuses_bad_limits_and_log_folders_before_printing_its_ports(
 @pytest.mark.parametrize(
     ("name", "extra", "message"),
     [
-        ("a/b", [], "ERROR: bad match name 'a/b'"),
+        ("a/b", [], "ERROR: bad match name 'a/b'"),  # no folder a
         ("..", [], "ERROR: bad match name '..'"),
+        ("sub/", [], "ERROR: bad match name 'sub/'"),
         ("m", [], "ERROR: cannot write {dir}/m.log: it is a folder"),
         ("t", ["-T", "-l"], "ERROR: cannot write {dir}/t.tlog: it is a folder"),
     ],
@@ -390,3 +391,12 @@ def test_a_transaction_file_that_cannot_be_replayed_ends_the_match_naming_the_li
     run = run_dealer(leduc_limit, seats, tmp_path, hands=2, transactions=path, append=True, t_response_ms=600_000)
     assert not run.result.ok
     assert error.format(path=path) in run.err, run.err
+
+
+def test_a_match_name_may_hold_a_folder_that_exists(leduc: Game, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the ACPC dealer writes NAME.log as given: ``sub/m1`` with ``sub/`` there is a match."""
+    (tmp_path / "sub").mkdir()
+    argv = ["sub/m1", "leduc", "1", "1", "a", "b", "--log-dir", str(tmp_path), "--start_timeout", "1"]
+    dealer_main(argv)  # nobody connects: the match ends, but only after the name was accepted
+    assert "bad match name" not in capsys.readouterr().err
+    assert (tmp_path / "sub" / "m1.log").exists()
