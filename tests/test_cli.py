@@ -78,7 +78,6 @@ def test_each_bench_suite_has_help(suite: str, capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize(
     "argv",
     [
-        ["match", "leduc", "4", "random", "call", "--log-dir", "{file}"],
         ["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "4", "--out", "{file}"],
         [
             "generate",

@@ -232,9 +232,14 @@ def test_start_cache_on_disk(hunl: Game, tmp_path: Path) -> None:
     third = DeepStackBot(hunl, load_config(cfg))  # other settings: solved again, file rewritten
     assert cache.read_bytes() != before
     assert all(third._seat_for("high").resolver._root[p].seconds != a._root[p].seconds for p in a._root)
-    cache.write_bytes(b"damaged")
-    DeepStackBot(hunl, load_config(cfg))  # a damaged file is ignored, and replaced
-    assert cache.read_bytes() != b"damaged"
+    saved = cache.read_bytes()
+    damaged = saved[:-100] + bytes(b ^ 0xFF for b in saved[-100:])  # our header, a payload that does not match
+    cache.write_bytes(damaged)
+    DeepStackBot(hunl, load_config(cfg))  # a damaged cache is ignored, and replaced
+    assert cache.read_bytes() not in (damaged, b"") and cache.read_bytes()[:21] == b"deepstack-start-cache"
+    cache.write_bytes(b"someone's notes")  # not a start cache at all: never overwritten (the config's slip)
+    DeepStackBot(hunl, load_config(cfg))
+    assert cache.read_bytes() == b"someone's notes"
 
 
 def _replay(resolver: ContinualResolver, hunl: Game, position: int, betting: str, board: str) -> HandState:
