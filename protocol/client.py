@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -193,14 +194,26 @@ def open_session(host: str, port: int, connect_timeout: float = 30.0) -> socket.
 
 
 def play(
-    game: Game, bot: Bot, host: str, port: int, connect_timeout: float = 30.0, read_timeout: float | None = None
+    game: Game,
+    bot: Bot,
+    host: str,
+    port: int,
+    connect_timeout: float = 30.0,
+    read_timeout: float | None = None,
+    stopped: Callable[[], bool] | None = None,
 ) -> ClientSummary:
     """Play a whole match on ``host:port``; returns when the dealer closes the connection
     (:func:`play_session` on a fresh :func:`open_session`)."""
-    return play_session(open_session(host, port, connect_timeout), game, bot, read_timeout)
+    return play_session(open_session(host, port, connect_timeout), game, bot, read_timeout, stopped)
 
 
-def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float | None = None) -> ClientSummary:
+def play_session(
+    sock: socket.socket,
+    game: Game,
+    bot: Bot,
+    read_timeout: float | None = None,
+    stopped: Callable[[], bool] | None = None,
+) -> ClientSummary:
     """Play the match on ``sock`` (from :func:`open_session`) until the dealer closes it.
 
     The ACPC dealer ends a match by closing the connection after the last hand, and says nothing
@@ -208,7 +221,8 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
     close (or a reset) after a finished hand is the match's end; one in the middle of a hand, or
     silence longer than ``read_timeout`` seconds (None: wait as long as the dealer takes, as the
     ACPC dealer may wait for the opponent), is not, nor is a close before the first state
-    (``summary.ended``).
+    (``summary.ended``). ``stopped``: whether the match was stopped on purpose (a local match
+    interrupted), which makes an unfinished end ``interrupted``, not an error.
     """
     sock.settimeout(read_timeout)
     summary = ClientSummary()
@@ -255,7 +269,10 @@ def play_session(sock: socket.socket, game: Game, bot: Bot, read_timeout: float 
         )
     elif summary.ended == "lost" and not summary.error:
         summary.error = "the dealer closed the connection"
-    if summary.ended != "complete":
+    if summary.ended == "lost" and stopped is not None and stopped():
+        summary.ended, summary.error = "interrupted", "the local match was stopped"
+        log.info("match_stopped", hand=summary.last_hand, hands=summary.hands)
+    elif summary.ended != "complete":
         log.error(
             "match_not_finished",
             ended=summary.ended,

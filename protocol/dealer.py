@@ -199,6 +199,8 @@ class Dealer:
         self.ports: tuple[int, ...] = ()
         self.deck = config.game.deck(config.deck)
         self._stop_start: str | None = None
+        #: the seats of the match being played (for :meth:`stop`, from another thread)
+        self._live: list[_Seat] = []
 
     # ------------------------------------------------------------------ set-up
     def open(self) -> tuple[int, ...]:
@@ -228,6 +230,17 @@ class Dealer:
     def _e(self, text: str) -> None:
         self.err.write(text + "\n")
         self.err.flush()
+
+    def stop(self, reason: str) -> None:
+        """Called from another thread (a local match interrupted): the match ends now with
+        ``reason``, whether the dealer is waiting for seats or playing; the seats' connections
+        are shut, so their bots stop at their next read or answer."""
+        self._stop_start = reason
+        for seat in list(self._live):
+            try:
+                seat.conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def stop_waiting(self, reason: str) -> None:
         """Called from another thread (a local match whose seat program died before connecting):
@@ -302,6 +315,7 @@ class Dealer:
                 log_file.write(header)
                 log_file.flush()
             seats = self._accept()
+            self._live = seats
             for seat in seats:
                 self._check_version(seat)
             if not cfg.quiet:
@@ -445,6 +459,8 @@ class Dealer:
             line = seat.read_line(max(0.0, (allowed_us - elapsed_us) / 1e6))
             response_us = int((time.perf_counter() - send_time) * 1e6)
             if line is None:
+                if self._stop_start is not None:
+                    raise DealerAbort(self._stop_start)
                 if response_us >= allowed_us:
                     raise DealerAbort(f"seat {seat.index + 1} ran out of time")
                 raise DealerAbort(f"could not get action from seat {seat.index + 1}")

@@ -300,7 +300,16 @@ def run_single(
         dealer = Dealer(dealer_config, out=out, err=err, on_hand=on_hand)
         ports = dealer.open()
         result_box: list[DealerResult] = []
-        dealer_thread = threading.Thread(target=lambda: result_box.append(dealer.run()), name="dealer", daemon=True)
+        stopping = threading.Event()  # set when the match is stopped from here: the seats' ends are not errors
+        dealer_done = threading.Event()
+
+        def dealer_main() -> None:
+            try:
+                result_box.append(dealer.run())
+            finally:
+                dealer_done.set()
+
+        dealer_thread = threading.Thread(target=dealer_main, name="dealer", daemon=True)
         dealer_thread.start()
         for i, spec in enumerate(specs):
             if spec.bot is not None:
@@ -308,7 +317,7 @@ def run_single(
 
                 def seat_main(i: int = i, bot=bot) -> None:
                     try:
-                        summaries[i] = play(game, bot, host, ports[i], connect_timeout=connect_timeout_s)
+                        summaries[i] = play(game, bot, host, ports[i], connect_timeout=connect_timeout_s, stopped=stopping.is_set)
                     except OSError as exc:  # the dealer went away (an aborted match): its log says why
                         log.warning("seat_disconnected", seat=i + 1, error=str(exc))
                     except Exception:
@@ -329,7 +338,12 @@ def run_single(
                     dealer_thread.join()  # its log is finished before the log files close
                     raise ValueError(reason) from None
                 seat_log.close()
-        _wait_for_dealer(dealer, dealer_thread, threads, procs, log_dir, match_name)
+        try:
+            _wait_for_dealer(dealer, dealer_thread, threads, procs, log_dir, match_name)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: end the match, and let the bots' threads end before we do
+            stopping.set()
+            _stop_match(dealer, dealer_done, threads)
+            raise
         for t in threads:
             t.join(timeout=30)
         for proc in procs.values():
@@ -341,6 +355,16 @@ def run_single(
     if not result_box:  # run() reports its own failures; this is only a last guard
         return DealerResult(False, "the dealer ended without a result", 0, [SeatStats() for _ in specs]), summaries
     return result_box[0], summaries
+
+
+def _stop_match(dealer: Dealer, dealer_done: threading.Event, threads: Sequence[threading.Thread]) -> None:
+    """The match stopped from here: the dealer ends it (its log whole up to the last hand) and the
+    built-in bots' threads end at their next read or answer. A thread left inside torch when the
+    process exits aborts it (status 134, 'terminate called without an active exception')."""
+    dealer.stop("the match was interrupted")
+    dealer_done.wait(timeout=30)  # not dealer_thread.join(): a join that Ctrl-C interrupted reports the thread ended
+    for t in threads:
+        t.join(timeout=30)
 
 
 def _wait_for_dealer(
