@@ -92,5 +92,5 @@ def run(args: argparse.Namespace) -> int:
         command = f"deepstack prepare {args.game} --out {args.out or out}" + (" --solve" if args.solve else "")
         command += f" --first-round {args.first_round}" if args.first_round else ""
         register_model(out, name, kind="start_cache", game=args.game, command=command)
-    print(f"wrote {out} (bot built in {seconds:.1f} s; {decisions} first-round decisions re-solved)")
+    print(f"wrote {out} (bot built in {seconds:.1f} s, with the first states; {decisions} more first-round decisions re-solved)")
     return 0

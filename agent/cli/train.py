@@ -173,7 +173,8 @@ def add_ensemble_parser(sub: argparse._SubParsersAction) -> None:
         "ensemble",
         help="average trained value networks into one TorchScript network",
         description="One network whose output is the mean of its members' (each checked against its manifest; they "
-        "must share inputs and outputs). It is recorded in the manifest with every member's provenance, and loads "
+        "must share inputs, outputs and shape: train them with the same --hidden and --layers, e.g. --hidden 256 "
+        "--layers 5 beside the shipped Leduc networks). It is recorded in the manifest with every member's provenance, and loads "
         "wherever a value network does (e.g. bot.leduc.value_net).",
         epilog=example("deepstack ensemble --out my-ens.pt --name my-ens models/leduc/leduc-limit.pt runs/s1/leduc-limit-s1.pt"),
         formatter_class=HelpFormatter,

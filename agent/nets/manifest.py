@@ -103,10 +103,24 @@ def write_manifest(manifest: Path, data: dict) -> None:
     write_json(manifest, data, sort_keys=True)
 
 
+def _manifest_to_write(model_path: Path) -> Path:
+    """The manifest a new entry for ``model_path`` goes to: the package's for a file under its
+    ``models/``; a manifest above the file's folder only when it already lists files of that
+    folder (a copy of ``models/``); else the file's own folder's. A ``manifest.json`` that merely
+    sits in a folder above (another run's, the current folder's) is not changed."""
+    manifest = manifest_path_for(model_path)
+    if model_path.is_relative_to(MODELS_DIR) or manifest.parent == model_path.parent:
+        return manifest
+    here = model_path.parent.relative_to(manifest.parent)
+    if any(Path(e["path"]).parent == here for e in read_manifest(manifest)["models"].values()):
+        return manifest
+    return model_path.parent / "manifest.json"
+
+
 def register_model(model_path: Path, name: str, **info: Any) -> Path:
     """Add or replace the manifest entry of ``model_path``; returns the manifest path."""
     model_path = Path(model_path).resolve()
-    manifest = manifest_path_for(model_path)
+    manifest = _manifest_to_write(model_path)
     data = read_manifest(manifest)
     data["models"][name] = {
         "path": str(model_path.relative_to(manifest.parent)),

@@ -586,6 +586,29 @@ def test_a_malformed_manifest_entry_is_named_not_a_traceback(tmp_path: Path, ent
         load_value_net(tmp_path / "a.pt")
 
 
+def test_a_manifest_that_only_sits_above_the_output_is_not_changed(tmp_path: Path) -> None:
+    """`train` and `campaign` recorded their networks in any manifest.json of a folder above --out
+    (the current folder's, left by an earlier `ensemble --out my-ens.pt`); a copy of models/ is
+    still written in its own top-level manifest."""
+    import shutil
+
+    from agent.nets.manifest import MODELS_DIR, read_manifest, register_model
+
+    stray = tmp_path / "manifest.json"
+    stray.write_text(json.dumps({"models": {"my-ens": {"path": "my-ens.pt", "sha256": "ab"}}}))
+    before = stray.read_text()
+    (tmp_path / "runs" / "c").mkdir(parents=True)
+    net = tmp_path / "runs" / "c" / "river.pt"
+    net.write_bytes(b"x")
+    assert register_model(net, "river") == net.parent / "manifest.json"
+    assert stray.read_text() == before
+    copy = tmp_path / "copy" / "models"
+    shutil.copytree(MODELS_DIR, copy, ignore=shutil.ignore_patterns("*.pt", "*.npz", "*.pkl", "*.png", "__pycache__"))
+    (copy / "leduc" / "new.pt").write_bytes(b"y")
+    assert register_model(copy / "leduc" / "new.pt", "new") == copy / "manifest.json"
+    assert read_manifest(copy / "manifest.json")["models"]["new"]["path"] == "leduc/new.pt"
+
+
 def test_a_folder_given_as_a_network_is_named(tmp_path: Path) -> None:
     from agent.nets.manifest import ModelError
 
