@@ -24,6 +24,7 @@ import torch
 from agent.bots.config import ConfigError, load_config
 from agent.bots.deepstack import DeepStackBot
 from agent.cli.common import HelpFormatter, example, path_arg, seed
+from agent.evaluation.clock import clock_report
 from agent.evaluation.match import check_log_dir, decision_solver_rates, decision_think_times, run_match
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import pick_device
@@ -88,6 +89,7 @@ def main(argv: list[str]) -> int:
         times = decision_think_times(log_dir / "bots.jsonl", STREETS)
         rates = decision_solver_rates(log_dir / "bots.jsonl", STREETS)
         failed = (log_dir / "bots.jsonl").read_text().count('"decision_failed"')
+        clock = clock_report([log_dir / "bots.jsonl"], rounds=4)  # per street: answers out of time, ended by the clock
         corrections = report.corrections(0)
     device = pick_device(config.device).type
     for street in STREETS:
@@ -113,6 +115,8 @@ def main(argv: list[str]) -> int:
             "deepstack_gtx1080_s": DEEPSTACK_S[street],
             "corrections": corrections,
             "decisions_failed": failed,
+            "out_of_time": int(clock.get(street, {}).get("out_of_time", 0)),
+            "ended_by_clock": int(clock.get(street, {}).get("ended_by_clock", 0)),
         }
         print(json.dumps(row), flush=True)
     return 0

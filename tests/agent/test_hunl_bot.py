@@ -214,6 +214,14 @@ def test_bench_resolve_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     for row in rows:
         assert row["unit"] == "s" and row["impl"] == "ours" and row["value"] >= 0 and row["p95_s"] >= 0
         assert row["decisions"] > 0 and "deepstack_gtx1080_s" in row and "device" in row and "threads" in row
+        assert 0 <= row["out_of_time"] <= row["decisions"] and 0 <= row["ended_by_clock"] <= row["decisions"]
+    # the counts are the clock report's for the same decisions (`deepstack eval clock` on the log)
+    from agent.evaluation.clock import clock_report
+
+    clock = clock_report([tmp_path / "logs" / "bots.jsonl"], rounds=4)
+    assert [(r["out_of_time"], r["decisions"]) for r in rows] == [
+        (clock[r["bench"].split(".")[1]]["out_of_time"], clock[r["bench"].split(".")[1]]["decisions"]) for r in rows
+    ]
     assert main(["bench", "resolve", "--hands", "0"]) == 2
 
 
