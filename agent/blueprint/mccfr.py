@@ -142,6 +142,8 @@ class Blueprint:
             )
         if regrets.shape != bp.regrets.shape or sums.shape != bp.strategy_sum.shape:
             raise BlueprintFileError(f"{path}: {regrets.shape[0]} slots, but its tree has {bp.regrets.shape[0]}")
+        if not (np.isfinite(regrets).all() and np.isfinite(sums).all()):  # it would play on NaN silently
+            raise BlueprintFileError(f"{path}: its regrets or strategy sums hold NaN or infinite numbers")
         bp.regrets[:] = regrets
         bp.strategy_sum[:] = sums
         bp.iterations = int(meta["iterations"])

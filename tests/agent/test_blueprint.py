@@ -77,6 +77,10 @@ def test_a_blueprint_file_of_another_game_or_a_corrupt_one_is_refused(leduc_limi
         Blueprint.open(tmp_path / "bad.npz")
     with pytest.raises(BlueprintFileError, match="no such blueprint file"):
         Blueprint.open(tmp_path / "missing.npz")
+    limit.strategy_sum[3] = np.nan  # it played such a file without a word
+    limit.save(tmp_path / "nan.npz")
+    with pytest.raises(BlueprintFileError, match="nan.npz: its regrets or strategy sums hold NaN"):
+        Blueprint.open(tmp_path / "nan.npz")
 
 
 def test_bad_deals_and_bad_trees_are_refused_not_run(leduc_limit: Game) -> None:
