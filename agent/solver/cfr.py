@@ -150,6 +150,9 @@ class Gadget:
 
 @dataclass
 class SolveResult:
+    """What :meth:`Solver.solve` returns: the iterations run and their seconds, the average strategy, the
+    average counterfactual values of the tracked rows, and the reaches those values are weighted by."""
+
     iterations: int
     seconds: float
     average_strategy: torch.Tensor | None  # [M, A, H]; None when the solver keeps values only
@@ -436,7 +439,7 @@ class Solver:
 
     def _program_steps(self, gadget: Gadget | None) -> tuple[Any, list] | None:
         """An alternating iteration replayed by the C kernels in as few calls as the Python
-        work between them allows (:class:`native.cfr_kernels.IterationProgram`): one call
+        work between them allows (:class:`native.cfr_program.IterationProgram`): one call
         without depth-limit leaves or a gadget; the leaf values, the gadget's update and the
         leaf function's averages at their points otherwise. The same results as the phases
         called one by one. None where the phases are not all C kernels. The program is built
@@ -660,7 +663,7 @@ def torch_serial(device: torch.device) -> Iterator[None]:
 
 
 def _bind_native_kernels(solver: Solver) -> object | None:
-    """The fused C kernels of :mod:`native.cfr_kernels` bound to ``solver``, where they apply
+    """The fused C kernels of :mod:`native.solver_kernels` bound to ``solver``, where they apply
     (float32 on the CPU): the same phases in one pass each, without torch's temporaries
     (about twice as fast on hold'em lookaheads). None elsewhere (CUDA, float64). They use as
     many threads as torch (``torch.set_num_threads``; the bot's ``threads`` setting): large
@@ -669,7 +672,7 @@ def _bind_native_kernels(solver: Solver) -> object | None:
     if solver.la.device.type != "cpu" or solver.la.dtype != torch.float32:
         return None
     try:
-        from native.cfr_kernels import SolverKernels
+        from native.solver_kernels import SolverKernels
     except ImportError:
         return None
     return SolverKernels(solver, threads=max(1, torch.get_num_threads()))

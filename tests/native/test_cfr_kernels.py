@@ -13,6 +13,8 @@ from agent.solver.resolve import SolverConfig, prepare
 from agent.solver.tree import DEEPSTACK_SIZING
 from native import cfr_kernels
 from native.cards import cards_from_str
+from native.cfr_program import IterationProgram
+from native.kernel_args import float_ptr, index_ptr, lib
 from protocol.gamedef import Game
 from protocol.state import HandState
 
@@ -163,7 +165,7 @@ def test_parents_are_assigned_only_when_every_row_is_written(hunl: Game) -> None
     then the solver zeroes the values before each pass, as the torch path does."""
     from types import SimpleNamespace
 
-    from native.cfr_kernels import _parents_assignable
+    from native.solver_kernels import _parents_assignable
 
     a, _ = _solver(hunl, "QsJh2h8d3c", True, "dcfr")
     la = a.la
@@ -226,13 +228,13 @@ def test_iteration_program_reports_the_failing_op() -> None:
     H = 4
     parent, table, out = torch.ones(2, H), torch.ones(3, H), torch.zeros(2, H)
     pl, src = torch.tensor([0, 5]), torch.tensor([0, 1])  # parent row 5 of 2
-    prog = cfr_kernels.IterationProgram(threads=1)
-    prog.add("copy", cfr_kernels.lib.DS_OP_COPY, (H,), (cfr_kernels._fp(parent), cfr_kernels._fp(out)))
+    prog = IterationProgram(threads=1)
+    prog.add("copy", lib.DS_OP_COPY, (H,), (float_ptr(parent), float_ptr(out)))
     prog.add(
         "forward",
-        cfr_kernels.lib.DS_OP_FORWARD,
+        lib.DS_OP_FORWARD,
         (2, H, 2, 3),
-        tuple(map(cfr_kernels._ip, (pl, src))) + (cfr_kernels._fp(parent), cfr_kernels._fp(table), cfr_kernels._fp(out)),
+        tuple(map(index_ptr, (pl, src))) + (float_ptr(parent), float_ptr(table), float_ptr(out)),
     )
     with pytest.raises(ValueError, match=r"forward \(op 1\)"):
         prog.run()
