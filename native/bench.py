@@ -320,6 +320,7 @@ def _bench_buckets(out: _Out, rng: np.random.Generator, quick: bool, repeat: int
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``deepstack bench native`` (also shown by its ``--help``)."""
     parser = argparse.ArgumentParser(
         prog="deepstack bench native",
         description=__doc__.splitlines()[0],
@@ -338,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``deepstack bench native``: one JSON line per measurement of the C evaluator and kernels."""
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
     repeat = args.repeat if args.repeat is not None else (2 if args.quick else 5)

@@ -45,6 +45,7 @@ def card_from_str(text: str) -> int:
 
 
 def card_to_str(card: int) -> str:
+    """The two-character ACPC name of card number ``card`` (``4 * rank + suit``), e.g. ``"Ah"``."""
     if not 0 <= card < NUM_CARDS:
         raise CardError(f"card number {card} is outside 0..51")
     return RANK_CHARS[card >> 2] + SUIT_CHARS[card & 3]
@@ -59,6 +60,7 @@ def cards_from_str(text: str) -> tuple[int, ...]:
 
 
 def cards_to_str(cards: Iterable[int]) -> str:
+    """Cards written as the protocol does: names without separators, e.g. ``"AhKs7d"``."""
     return "".join(card_to_str(c) for c in cards)
 
 

@@ -65,6 +65,8 @@ def check_name(name: str, what: str, separators: str = ":|") -> None:
 
 @dataclass(frozen=True)
 class Deal:
+    """The cards of one hand: each position's hole cards and the whole board (dealt up front, revealed by round)."""
+
     hole_cards: tuple[tuple[int, ...], ...]
     board: tuple[int, ...]
 
@@ -88,6 +90,9 @@ def format_value(value: float) -> str:
 
 @dataclass
 class DealerConfig:
+    """One match's dealer settings, as ``deepstack dealer``'s command line gives them (or ``deepstack match``):
+    game, hands, seed, seat names and ports, the ACPC time limits in ms, and where the logs go."""
+
     match_name: str
     game: Game
     game_label: str
@@ -128,6 +133,9 @@ class SeatStats:
 
 @dataclass
 class DealerResult:
+    """How a match ended: whether it completed (else the error that aborted it), the hands played, each
+    seat's statistics, and each hand's values per seat in chips (for confidence intervals)."""
+
     ok: bool
     error: str | None
     hands_played: int
@@ -599,6 +607,7 @@ def _same_view(echoed: HandState, state: HandState, actor: int, position: int) -
 
 # ---------------------------------------------------------------------- command line
 def build_parser() -> argparse.ArgumentParser:
+    """The ``deepstack dealer`` parser: the ACPC dealer's arguments and options, plus our own (log folder, deck, ...)."""
     parser = argparse.ArgumentParser(
         prog="deepstack dealer",
         description="ACPC-compatible dealer: prints the seat ports on the first stdout line,\n"
@@ -664,6 +673,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``deepstack dealer``: print the seat ports on the first stdout line, play the match and write its
+    logs; 0 when it completes, 1 on any error or abort (as the ACPC dealer)."""
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     try:

@@ -104,6 +104,7 @@ def parse_state_line(line: str, where: str) -> LoggedHand:
 
 
 def read_hands(path: Path) -> list[LoggedHand]:
+    """Every hand of a dealer log, one :class:`LoggedHand` per ``STATE`` line in order; a log with none is a ValueError."""
     hands = []
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
         if line.startswith("STATE:"):

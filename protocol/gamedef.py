@@ -55,6 +55,8 @@ class GameDefError(ValueError):
 
 
 class Betting(str, Enum):  # noqa: UP042 (StrEnum would change str() of a member)
+    """A game's betting rule (the gamedef's ``limit`` or ``nolimit`` line); a str, so it compares to the text."""
+
     LIMIT = "limit"
     NOLIMIT = "nolimit"
 

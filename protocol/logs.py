@@ -73,6 +73,7 @@ def configure_logging(
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    """A structlog logger whose events carry ``name`` as their ``logger`` field (set up by :func:`configure_logging`)."""
     return structlog.get_logger(name)
 
 

@@ -23,6 +23,9 @@ class TransactionError(ValueError):
 
 @dataclass(frozen=True)
 class Transaction:
+    """One line of the transaction file: the action as on the wire, its hand number, and the wall-clock
+    seconds the state was sent and the reply arrived."""
+
     action: str
     hand_id: int
     send_time: float

@@ -56,6 +56,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class LoggingConfig:
+    """The ``logging:`` section: the log level and an optional JSON-lines file (``--log-json`` overrides it)."""
+
     level: Literal["debug", "info", "warning", "error"] = "info"
     #: JSON-lines log file for machines (None: console only)
     json_path: str | None = field(default=None, metadata=OUTPUT_PATH)
@@ -63,6 +65,8 @@ class LoggingConfig:
 
 @dataclass(frozen=True)
 class ClientConfig:
+    """The ``client:`` section: how long ``deepstack play`` waits for the dealer, to connect and between messages."""
+
     #: how long ``deepstack play`` keeps retrying to reach the dealer
     connect_timeout_s: float = 30.0
     #: give up (exit 4) when the dealer sends nothing for this long; null: wait as long as it takes
@@ -150,6 +154,9 @@ class WarmStartConfig:
 
 @dataclass(frozen=True)
 class HoldemModels:
+    """The model files of the hold'em bot (``bot.hunl.models``): leaf networks, bucket tables and the
+    pre-flop check-down matrices, each checked against its manifest (sha256) at start-up."""
+
     #: the turn re-solve's leaves (turn: {leaves: net}); models/holdem/river.pt is the larger network
     river_net: str = field(default="models/holdem/river-small.pt", metadata=MODEL_PATH)
     #: the flop re-solve's leaves (flop: {leaves: net}) and the turn's start values (street_start_values:
@@ -248,6 +255,8 @@ class BlueprintBotConfig:
 
 @dataclass(frozen=True)
 class BotConfig:
+    """The ``bot:`` section: the time rules, and each bot's settings per game (Leduc, limit Leduc, HUNL, blueprint)."""
+
     time: TimeConfig = field(default_factory=TimeConfig)
     leduc: LeducBotConfig = field(
         default_factory=lambda: LeducBotConfig(value_net="models/leduc/leduc-ens.pt", start_cache="models/start/leduc.pkl")

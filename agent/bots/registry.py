@@ -28,6 +28,7 @@ _REGISTRY: dict[str, BotFactory] = {
 
 
 def bot_names() -> list[str]:
+    """The names ``--bot`` and a match seat accept, sorted (for choices and error messages)."""
     return sorted(_REGISTRY)
 
 

@@ -30,6 +30,8 @@ log = get_logger("settings")
 
 
 def leduc_settings(game: Game, space: HandSpace, cfg: LeducBotConfig, device: str) -> ResolveSettings:
+    """The re-solving settings of the Leduc bot: round 1's leaves are the value network's when one is
+    configured (round 2 then solved to the end), else the whole game is solved to the end."""
     config = SolverConfig(
         algorithm=cfg.algorithm, alternating=cfg.algorithm != "hybrid", iterations=cfg.iterations, device=device, dtype="float64"
     )

@@ -92,6 +92,8 @@ def start_key(game: Game, settings: Any) -> str:
 
 
 def is_shipped(path: Path) -> bool:
+    """Whether ``path`` is a shipped start cache (under ``models/``): checked against the manifest before
+    it is read, and written by ``deepstack prepare`` only."""
     return path.resolve().is_relative_to(MODELS_DIR.resolve())
 
 

@@ -18,6 +18,9 @@ EXPECTED_DECISIONS_LEFT = (4.0, 3.0, 2.0, 1.0)
 
 @dataclass
 class TimeBudget:
+    """One match's clock for the DeepStack bot: the dealer's limits in seconds, what has been used,
+    and recent re-solve times, from which each decision's budget is drawn."""
+
     t_per_hand_s: float = 7.0
     t_response_s: float = 600.0
     t_hand_s: float = 600.0

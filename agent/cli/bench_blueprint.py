@@ -21,6 +21,7 @@ from protocol.gamedef import load_game
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``deepstack bench blueprint`` (also shown by ``deepstack bench blueprint --help``)."""
     p = argparse.ArgumentParser(
         prog="deepstack bench blueprint",
         description=" ".join(__doc__.split("\n\n")[0].split()),
@@ -56,6 +57,7 @@ def _row(name: str, iterations: int, seconds: float, **context: object) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    """Run ``deepstack bench blueprint``: print one JSON line of iterations/s per measurement; 2 on bad options."""
     args = build_parser().parse_args(argv)
     try:
         workers = [int(w) for w in args.workers.split(",") if w.strip()]

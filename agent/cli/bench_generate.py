@@ -95,6 +95,8 @@ def _time_shard(spec: GenerateSpec, count: int) -> float:
 
 
 def bench_leduc(situations: int, iterations: int) -> list[dict[str, Any]]:
+    """The ``generate.leduc`` rows: round-2 Leduc situations per second, solved in one batch and one per
+    solver call (the batching's gain), on the CPU in float64."""
     rows = []
     spec = GenerateSpec(game="leduc", round=1, situations=situations, shard_size=situations, seed=1, iterations=iterations)
     seconds = _time_shard(spec, situations)
@@ -458,6 +460,7 @@ def bench_aux(situations: int, flop_net: str, aux_flops: int | None = None, net_
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``deepstack bench generate`` (also shown by ``deepstack bench generate --help``)."""
     p = argparse.ArgumentParser(
         prog="deepstack bench generate",
         description=" ".join(__doc__.split("\n\n")[0].split()),
@@ -539,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    """Run ``deepstack bench generate``: print one JSON line per row of the streets asked for; 2 on bad options."""
     p = build_parser()
     args = p.parse_args(argv)
     streets = args.street or ["leduc", "turn"]

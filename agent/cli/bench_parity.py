@@ -138,6 +138,7 @@ def _with(config: SolverConfig, iterations: int) -> SolverConfig:
 
 
 def make_case(name: str, iterations: int | None = None) -> Case:
+    """The parity case called ``name`` (one of ``CASES``), with each case's default iterations unless given."""
     if name in ("river", "turn"):
         return _spot_case(name, iterations or {"river": 200, "turn": 50}[name])
     if name == "flop-net":
@@ -249,6 +250,7 @@ def compare(
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``deepstack bench parity`` (also shown by ``deepstack bench parity --help``)."""
     p = argparse.ArgumentParser(
         prog="deepstack bench parity",
         description=" ".join(__doc__.split("\n\n")[0].split()),
@@ -273,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    """Run ``deepstack bench parity``: one JSON line per case and precision (a skipped row per case without CUDA)."""
     args = build_parser().parse_args(argv)
     if args.iterations is not None and args.iterations <= 0:
         print("deepstack bench parity: error: --iterations must be positive", file=sys.stderr)

@@ -37,6 +37,7 @@ DEEPSTACK_S = {"preflop": 0.2, "flop": 5.9, "turn": 5.5, "river": 2.1}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``deepstack bench resolve`` (also shown by ``deepstack bench resolve --help``)."""
     p = argparse.ArgumentParser(
         prog="deepstack bench resolve",
         description=" ".join(__doc__.split("\n\n")[0].split()),
@@ -56,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    """Run ``deepstack bench resolve``: a fixed duplicate hold'em match against the random bot, timing
+    each street's decisions (mean, p95 seconds); 2 on a bad option, config or model, 1 if the match fails."""
     args = build_parser().parse_args(argv)
     if args.hands <= 0:
         print("deepstack bench resolve: error: --hands must be positive", file=sys.stderr)

@@ -28,6 +28,7 @@ from protocol.gamedef import GameDefError, load_game
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack blueprint`` and its subcommands (``train``, ``eval``, ``abstraction``)."""
     p = sub.add_parser(
         "blueprint",
         help="train and measure the abstraction-based blueprint (MCCFR)",
@@ -147,6 +148,7 @@ def _sizing(spec: str, rounds: int, max_raises: int | None = None) -> tuple[BetS
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepstack blueprint COMMAND``; a bad file, game or option is one error line and exit 2."""
     name = f"deepstack blueprint {args.blueprint_command}"
     try:
         if args.blueprint_command == "eval":

@@ -20,6 +20,7 @@ from agent.nets.manifest import register_model
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack buckets`` (the flop and turn card abstraction, the pre-flop check-down matrix)."""
     p = sub.add_parser(
         "buckets",
         help="build the hold'em card abstraction (flop and turn buckets) and the pre-flop check-down matrix",

@@ -28,6 +28,7 @@ def campaign_seed(text: str) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack campaign`` (the hold'em networks generated and trained bottom-up within a wall-clock budget)."""
     p = sub.add_parser(
         "campaign",
         help="generate and train the hold'em networks bottom-up (river, turn, flop, auxiliary) within a budget",
@@ -103,6 +104,7 @@ def _iterations(text: str | None) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepstack campaign`` and print its report; 2 on a bad option or a refused resume, 1 when OUT cannot be written."""
     try:
         budget = parse_budget(args.budget)
         iterations = _iterations(args.iterations)

@@ -58,6 +58,8 @@ ESTIMATE_NOTE = "Win rates are printed in mbb/g as mean ± half-width of the 95%
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack eval`` and its tools: exact exploitability and policy export (Leduc), LBR,
+    AIVAT, clock, nets, plot."""
     p = sub.add_parser(
         "eval",
         help="evaluate a bot (exploitability, policy export, LBR, AIVAT)",
@@ -267,6 +269,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_clock_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval clock``: per street, how the bot's logged decisions met their time budget."""
     paths = []
     for source in map(Path, args.source):
         path = source / "bots.jsonl" if source.is_dir() else source
@@ -288,6 +291,8 @@ def run_clock_cli(args: argparse.Namespace) -> int:
 
 
 def run_nets_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval nets``: each network's Huber loss on the same situations, and its paired difference from
+    the first network's; a score on a network's own training data is printed with a warning."""
     try:
         game = load_game(args.game)
         scores = score_networks(args.nets, [Path(d) for d in args.data], float(sum(game.stack)), args.game)
@@ -358,6 +363,9 @@ def _policy_exploitability(args: argparse.Namespace, game, tool: str) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval exploitability`` and ``eval export-policy`` (two-player Leduc only): query the
+    continual re-solving agent at every public state, then report its exact exploitability (chips and
+    mbb/g) or write its strategy."""
     tool = f"deepstack eval {args.eval_command}"
     try:
         game = load_game(args.game)

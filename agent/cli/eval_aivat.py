@@ -23,6 +23,8 @@ from protocol.gamedef import GameDefError, load_game
 
 
 def run_aivat_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval aivat``: simulated hands of the bot against an opponent (Leduc), its winnings in mbb/g
+    with AIVAT's variance reduction against exact equilibrium values."""
 
     try:
         game = load_game(args.game)
@@ -88,6 +90,8 @@ def _print_estimates(result: dict, scale: float) -> None:
 
 
 def run_aivat_log_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval aivat-log``: AIVAT estimates (mbb/g) of one seat's winnings from a match folder's dealer
+    logs, corrected with the bot's logged strategies (bots.jsonl) where it has them."""
     source = Path(args.source)
     try:
         if args.decisions and not Path(args.decisions).is_file():  # given on purpose: not silently left out

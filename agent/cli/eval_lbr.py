@@ -70,6 +70,8 @@ def check_lbr_run(out: Path, run: dict) -> None:
 
 
 def run_lbr_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval lbr``: local best response's winnings against the bot in mbb/g, in chunks that an
+    ``--out`` folder keeps, so the same command resumes; also how often the bot folds to LBR's bets."""
 
     try:
         game = load_game(args.game)
@@ -177,6 +179,7 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
 
 
 def run_lbr_paired_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval lbr-paired``: two LBR runs of the same deals compared hand for hand."""
     try:
         result = compare_lbr_runs(Path(args.a), Path(args.b), Path(args.png) if args.png else None)
     except (GameDefError, ValueError) as exc:

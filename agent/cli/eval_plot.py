@@ -61,6 +61,8 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
 
 
 def run_plot_cli(args: argparse.Namespace) -> int:
+    """Run ``deepstack eval plot``: PNG pictures (winnings with 95% bands, think time, strategy grids) of a match
+    folder or an LBR ``--out`` folder."""
     source, out = Path(args.source), Path(args.out)
     try:
         if not source.is_dir():

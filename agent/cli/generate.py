@@ -37,6 +37,7 @@ from agent.training.datagen import (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack generate`` (value-network training situations, solved and written as resumable shards)."""
     p = sub.add_parser(
         "generate",
         help="generate training situations for a value network",

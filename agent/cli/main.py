@@ -110,6 +110,8 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``deepstack`` parser with every subcommand of ``_ADDERS`` registered (``dealer`` only as a name: its
+    arguments are parsed by protocol.dealer)."""
     parser = argparse.ArgumentParser(
         prog="deepstack",
         description="DeepStack for ACPC poker: play, run matches, solve, train and evaluate. "
@@ -143,6 +145,8 @@ def all_parsers() -> Iterator[tuple[str, argparse.ArgumentParser]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``deepstack`` console script: run one subcommand and return its exit status (an OSError is one line
+    and 1; Ctrl-C is 130, SIGTERM 143)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = " ".join(argv[:2] if argv and argv[0] in ("eval", "bench") else argv[:1])
     previous = None

@@ -32,6 +32,7 @@ SEATS_HELP = (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack match`` (two bots through our dealer on loopback, BOT1's win rate in mbb/g)."""
     p = sub.add_parser(
         "match",
         help="run a local match between two bots through our dealer",

@@ -48,6 +48,7 @@ PLAY_EXIT = {"complete": 0, "lost": 3, "silent": 4, "wrong_game": 2, "interrupte
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack play`` (one bot in a dealer's seat until the dealer closes the connection)."""
     p = sub.add_parser(
         "play",
         help="play a match against an ACPC dealer",

@@ -20,6 +20,7 @@ from protocol.gamedef import GameDefError, load_game
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack prepare`` (a game's first states solved into the DeepStack bot's start cache)."""
     p = sub.add_parser(
         "prepare",
         help="solve a game's first states and write the start cache (instant start-up)",
@@ -50,6 +51,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepstack prepare``: build the bot, write its start cache (refused paths named before any solving)
+    and record a file under models/ in the manifest; 2 on any error."""
     try:
         config = load_config(args.config)
         game = load_game(args.game)

@@ -13,6 +13,7 @@ from protocol.gamedef import GameDefError, load_game
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack promote`` (a trained value network replaces a shipped one only if it beats it held-out)."""
     p = sub.add_parser(
         "promote",
         help="replace a shipped value network by a trained one that beats it on held-out situations",
@@ -43,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepstack promote``; 1 when the candidate is not better with 95% confidence (nothing changed), 2 on errors."""
     try:
         game = load_game(args.game)
         result = promote(

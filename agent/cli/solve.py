@@ -53,6 +53,7 @@ def format_grid(values: np.ndarray) -> str:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack solve`` (one postflop spot from the command line or a spots.yaml file)."""
     p = sub.add_parser(
         "solve",
         help="solve a postflop spot and print the root strategy",
@@ -194,6 +195,8 @@ def _spot_from_args(args: argparse.Namespace) -> tuple[Spot, float]:
 
 
 def run_solve(args: argparse.Namespace) -> int:
+    """Run ``deepstack solve``: solve the spot to ``--target`` (percent of the pot) or ``--iterations``, then print
+    the acting player's root strategy as 13x13 grids and the exploitability in chips and % of the pot."""
     try:
         if args.plot and Path(args.plot).suffix.lower() != ".png":  # before the solve, not after it
             raise SpotError(f"--plot {args.plot}: give a .png file")
@@ -360,6 +363,7 @@ def bench_deepstack(device: str, iterations: dict[str, int]) -> list[dict[str, A
 
 
 def bench_parser() -> argparse.ArgumentParser:
+    """The parser of ``deepstack bench solver`` (also shown by ``deepstack bench solver --help``)."""
     p = argparse.ArgumentParser(
         prog="deepstack bench solver",
         description="Solve the standard spots and DeepStack re-solves; JSON lines.",
@@ -428,6 +432,8 @@ def bench_beside_busy(
 
 
 def bench_main(argv: list[str]) -> int:
+    """Run ``deepstack bench solver``: the standard spots and the DeepStack river and turn re-solves, one JSON
+    line per measurement; 2 on a bad spots file or name."""
     args = bench_parser().parse_args(argv)
     names = args.spot or (["river"] if args.quick else ["river", "turn"])
     iters = {"river": args.deepstack_river_iterations, "turn": args.deepstack_turn_iterations}

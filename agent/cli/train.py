@@ -23,6 +23,7 @@ from agent.training.train import TrainSpec, train
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack train`` (a value network trained on generated shards, exported as TorchScript)."""
     p = sub.add_parser(
         "train",
         help="train a value network on generated data and export it as TorchScript",
@@ -169,6 +170,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
 
 def add_ensemble_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``deepstack ensemble`` (trained value networks averaged into one TorchScript network)."""
     p = sub.add_parser(
         "ensemble",
         help="average trained value networks into one TorchScript network",

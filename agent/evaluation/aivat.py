@@ -38,6 +38,9 @@ MAX_DEALS = 10_000
 
 @dataclass
 class ActionEvent:
+    """One action in a :class:`HandTrace`: the state it was taken in, the legal actions, the actor's
+    probabilities for the hand it held, and the index of the one sampled (what AIVAT corrects)."""
+
     state: HandState
     actions: list[Action]
     probs: np.ndarray  # the actor's probabilities for the hand it holds
@@ -56,6 +59,7 @@ class HandTrace:
 
 
 def deal_cards(space: HandSpace, rng: np.random.Generator) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """A random deal from ``space``'s deck: both seats' hole cards and the whole board, disjoint."""
     game = space.game
     order = rng.permutation(np.array(space.deck))
     k = game.num_hole_cards
@@ -108,6 +112,8 @@ def board_completions(state: HandState, deck: Sequence[int]) -> list[HandState]:
 
 
 def private_deals(game: Game, deck: Sequence[int], hand_id: int) -> list[HandState]:
+    """Every ordered pair of disjoint hole cards for the two seats (equally likely): the outcomes of the
+    private-deal correction, as initial states of hand ``hand_id``."""
     k = game.num_hole_cards
     hands = list(combinations(deck, k))
     return [HandState.initial(game, hand_id, hole_cards=(a, b)) for a, b in permutations(hands, 2) if not set(a) & set(b)]

@@ -148,6 +148,9 @@ class CheckdownValue:
 
 @dataclass(frozen=True)
 class LoggedDecision:
+    """One decision of our bot as its log records it: the probabilities it sampled from (by action
+    name), the action taken, and optionally its re-solve's values per action."""
+
     strategy: dict[str, float]
     action: str
     #: what the bot's re-solve expected its hand to win after each action (chips), if logged
@@ -216,6 +219,9 @@ def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecisio
 
 @dataclass
 class LogAivat:
+    """The running tally of :func:`log_aivat`: per-hand raw and corrected winnings (chips) and counts of
+    the corrections made and of the decisions left uncorrected."""
+
     raw: list[float] = field(default_factory=list)
     corrected: list[float] = field(default_factory=list)
     chance_events: int = 0

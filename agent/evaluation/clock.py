@@ -22,6 +22,9 @@ STREETS = {2: ("round 1", "round 2"), 4: ("preflop", "flop", "turn", "river")}
 
 @dataclass
 class StreetClock:
+    """One street's counts of the bot's decisions (cached, re-solved to their iterations or stopped by
+    the clock, out of time, failed) and their think times in ms."""
+
     decisions: int = 0
     cached: int = 0
     by_iterations: int = 0
@@ -52,6 +55,7 @@ class StreetClock:
 
 
 def read_events(paths: Iterable[Path]) -> Iterable[dict]:
+    """The JSON objects of the JSON-lines logs ``paths``, in order; lines that are not JSON objects are skipped."""
     for path in paths:
         for line in path.read_text(errors="replace").splitlines():
             try:

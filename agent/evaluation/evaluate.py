@@ -45,6 +45,8 @@ def agent_profile(
     make_resolver: Callable[[], ContinualResolver],
     progress: bool = False,
 ) -> AgentProfile:
+    """The continual re-solving agent's full strategy on the game tree: at every decision of each seat it
+    re-solves along the public path from the root, as in a match, for all private hands at once."""
     la, strategy = _policy_tree(space, sizing)
     dec_index = {int(r): m for m, r in enumerate(la.dec_rows)}
     children = {r: la.children_of(r) for r in range(la.num_rows)}

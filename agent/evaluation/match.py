@@ -63,6 +63,7 @@ class SeatSpec:
 
 
 def parse_seat(text: str) -> SeatSpec:
+    """A seat given on the command line: a built-in bot's name, or ``cmd:`` and a command line holding ``{port}``."""
     if text.startswith("cmd:"):
         args = tuple(shlex.split(text[4:]))
         if not args:
@@ -83,6 +84,9 @@ def check_seat_program(spec: SeatSpec) -> None:
 
 @dataclass
 class MatchReport:
+    """The outcome of one local match (and its duplicate, seats swapped): the dealer's result and each
+    seat's client summary per match (None for a ``cmd:`` seat); ``summary_lines`` gives the first bot's mbb/g."""
+
     game: Game
     names: tuple[str, str]
     results: list[DealerResult] = field(default_factory=list)

@@ -113,4 +113,5 @@ class CheckdownMatrices:
 
 
 def save_preflop(matrix: torch.Tensor, path: Path, boards: int) -> None:
+    """Write the Monte-Carlo pre-flop matrix (float16, with its board count) where :class:`CheckdownMatrices` loads it."""
     save_npz(path, matrix=matrix.numpy().astype(np.float16), boards=np.array(boards))

@@ -200,6 +200,7 @@ def kmeans_l1(
 
 
 def random_board(street: Street, rng: np.random.Generator) -> tuple[int, ...]:
+    """A uniformly random flop or turn board (card indices 0..51) whose hands :func:`fit_buckets` clusters."""
     return tuple(int(c) for c in rng.choice(52, BOARD_SIZE[street], replace=False))
 
 

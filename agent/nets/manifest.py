@@ -29,6 +29,7 @@ class ModelError(RuntimeError):
 
 
 def code_version() -> str:
+    """The repository's short git commit, recorded beside each model and data run; "unknown" outside a checkout."""
     try:
         return (
             subprocess.run(
@@ -50,6 +51,7 @@ def command_line() -> str:
 
 
 def sha256_of(path: Path) -> str:
+    """The file's sha256 (hex), read in 1 MiB chunks: what a manifest entry records and start-up checks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -72,6 +74,8 @@ def manifest_path_for(model_path: Path) -> Path:
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
+    """A manifest's contents, checked (a ``models`` mapping of entries with ``path`` and ``sha256``); an empty one
+    for a missing file, a ModelError naming the file for a damaged one."""
     if not path.exists():
         return {"models": {}}
     try:

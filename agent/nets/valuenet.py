@@ -19,6 +19,9 @@ from torch import nn
 
 @dataclass(frozen=True)
 class NetSpec:
+    """A value network's shape, as its manifest entry's ``net`` records it: B buckets per range, the extra
+    public features, and the hidden layers' width and count."""
+
     buckets: int
     extra: int = 0
     hidden: int = 500

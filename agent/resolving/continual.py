@@ -276,6 +276,9 @@ def summarize(solution: Solution, state: HandState, seconds: float) -> Decision:
 
 @dataclass
 class HandMemory:
+    """What one seat carries between its decisions in a hand: our range and the opponent's counterfactual
+    values (the gadget's input, on a common scale), the last re-solve, and the opponent-range estimate."""
+
     position: int
     our_range: np.ndarray
     opp_values: np.ndarray

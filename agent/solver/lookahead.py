@@ -54,6 +54,9 @@ class Transition:
 
 @dataclass
 class LeafInfo:
+    """The lookahead's depth-limit leaves, one entry per leaf row: its board, the chips each position has
+    put in, and the round whose cards come next (what a leaf value function needs)."""
+
     rows: torch.Tensor  # [L] global rows
     boards: list[tuple[int, ...]]
     spent: np.ndarray  # [L, 2]

@@ -121,6 +121,8 @@ def hand_class_cell(hand_index: int) -> tuple[int, int]:
 
 
 def class_label(row: int, col: int) -> str:
+    """The starting-hand class of grid cell (row, col), ranks from ace down: ``AA`` on the diagonal,
+    suited above it (``AKs``), offsuit below (``AKo``)."""
     if row == col:
         return RANKS_DESC[row] * 2
     if row < col:

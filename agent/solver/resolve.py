@@ -47,6 +47,10 @@ def pick_device(name: str | torch.device = "auto") -> torch.device:
 
 @dataclass(frozen=True)
 class SolverConfig:
+    """How CFR runs for one solve or re-solve: the algorithm and its discounts, iterations (``skip``
+    left out of the averages), device and precision; the bot's settings, ``deepstack solve`` and data
+    generation each build one."""
+
     algorithm: Algorithm = "dcfr"
     alternating: bool = True
     iterations: int = 1000
@@ -203,6 +207,8 @@ def prepare(
     last_round: int | None = None,
     root_action: Action | None = None,
 ) -> tuple[Node, Lookahead]:
+    """Build the public tree at ``state`` and its lookahead over ``hands`` on the config's device and
+    precision; a board with a repeated or foreign card is a SpotError."""
     if len(set(state.board)) != len(state.board):
         raise SpotError("the board has the same card twice")
     if not space.game.conventions_containing(state.board):

@@ -29,6 +29,7 @@ ROUND_OF_BOARD = {3: 1, 4: 2, 5: 3}
 
 
 def spot_game(stack: int) -> Game:
+    """The 4-round no-limit hold'em game a spot is played in: ``stack`` chips each, blinds of one chip."""
     return parse_game(
         "GAMEDEF\nnolimit\nnumPlayers = 2\nnumRounds = 4\n"
         f"stack = {stack} {stack}\nblind = 1 1\nfirstPlayer = 2 1 1 1\n"
@@ -40,6 +41,9 @@ def spot_game(stack: int) -> Game:
 
 @dataclass(frozen=True)
 class Spot:
+    """One postflop spot to solve: the board, the pot and effective stack in chips, both ranges (out of
+    position, in position), the bet sizes, and the actions already taken in this round."""
+
     name: str
     board: tuple[int, ...]
     pot: int

@@ -19,6 +19,9 @@ from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, HandState, raise_to
 
 
 class NodeKind(Enum):
+    """What a public tree node is: a player's decision, a fold or a showdown (terminal), a chance node
+    (the next round's cards), or a depth-limit leaf valued by a leaf value function."""
+
     DECISION = "decision"
     FOLD = "fold"
     SHOWDOWN = "showdown"
@@ -203,6 +206,7 @@ def _dealt(state: HandState, round_: int) -> HandState:
 
 
 def count_nodes(root: Node) -> dict[NodeKind, int]:
+    """How many nodes of each kind the tree below ``root`` (itself included) has."""
     counts = {k: 0 for k in NodeKind}
     for node in root.walk():
         counts[node.kind] += 1

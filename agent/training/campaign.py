@@ -56,6 +56,10 @@ SHIPPED = {
 
 @dataclass(frozen=True)
 class CampaignSpec:
+    """One campaign's settings (``deepstack campaign``): the wall-clock budget in seconds, the output folder,
+    workers and device, and each street's iterations, shard sizes and network shape; only the budget may
+    change when a campaign resumes."""
+
     budget_s: float
     out: Path
     workers: int = 1

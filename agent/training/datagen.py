@@ -196,6 +196,9 @@ def draw_pot(game: Game, round_: int, rng: np.random.Generator) -> int:
 
 @dataclass
 class Situation:
+    """One training situation at the start of a round: the board, the pot in chips (both players' shares)
+    and both players' R(S, p) ranges over the hand space."""
+
     board: tuple[int, ...]
     pot: int
     ranges: np.ndarray  # [2, H]
@@ -400,6 +403,7 @@ def encode(space: HandSpace, sit: Situation, values: np.ndarray | None) -> tuple
 
 
 def shard_path(out: Path, index: int) -> Path:
+    """The file of shard ``index`` in ``out``; :func:`shard_files` reads exactly these names."""
     return out / f"shard-{index:05d}.npz"
 
 
@@ -451,6 +455,9 @@ def draw_situations(space: HandSpace, spec: GenerateSpec, rng: np.random.Generat
 
 
 def generate_shard(spec: GenerateSpec, index: int, count: int) -> dict[str, np.ndarray]:
+    """Draw and solve ``count`` situations of shard ``index`` (seeded by ``[spec.seed, index]``, so a shard
+    is the same whenever it is redone) and return its arrays: network rows (Leduc) or situations with
+    their values as fractions of the pot (hold'em)."""
     game = load_game(spec.game)
     check_harvest(spec, game)
     check_labels(spec, game)
@@ -819,6 +826,8 @@ def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str 
 
 
 def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
+    """Each finished shard's arrays in ``data_dir``, in order; a missing, unreadable or inconsistent shard
+    is an error that names it."""
     paths = shard_files(data_dir)
     if not paths:
         raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")

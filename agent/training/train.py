@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TrainSpec:
+    """The hyperparameters of one value network's training (``deepstack train``, each campaign stage):
+    epochs, batch, learning-rate schedule, validation split, network shape and seed."""
+
     epochs: int = 200
     batch_size: int = 1000
     lr: float = 1e-3
@@ -516,6 +519,7 @@ def train(
 
 
 def plot_history(history: list[dict[str, float]], path: Path, title: str) -> None:
+    """Draw the training and validation Huber loss (fraction of the pot) per epoch to the PNG ``path``."""
     # imported here: matplotlib costs ~0.5 s at import (measured), paid only when a PNG is drawn
     import matplotlib
 
