@@ -36,6 +36,9 @@ PACKAGE_ROOT = MODELS_DIR.parent
 
 #: the largest seed of the bots' random choices (a 32-bit one, as the dealer's and `deepstack match`'s)
 MAX_SEED = 2**32 - 1
+#: more threads than this is a typo, not a machine: torch's OpenMP pool failed to start 16,384 threads
+#: (libgomp: thread creation failed) and segfaulted at 100,000 on a 2-core machine; 4,096 still ran
+MAX_THREADS = 1024
 #: field metadata of a path read by the bot (checked at start-up; falls back to a shipped model)
 MODEL_PATH = {"path": "model"}
 #: field metadata of a path the program writes (a log, a cache)
@@ -289,6 +292,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.threads < 0:
             raise ConfigError(f"threads: {self.threads} is negative (0: one per core)")
+        if self.threads > MAX_THREADS:
+            raise ConfigError(f"threads: {self.threads} is more than {MAX_THREADS} (0: one per core)")
         if not 0 <= self.seed <= MAX_SEED:  # checked here, before `play` takes a seat
             raise ConfigError(f"seed: {self.seed} is outside 0..{MAX_SEED}")
 

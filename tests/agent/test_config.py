@@ -50,6 +50,8 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"client": {"read_timeout_s": float("nan")}}, "client.read_timeout_s: nan is not a finite positive number"),
         ({"client": {"read_timeout_s": -1}}, "client.read_timeout_s: -1.0 is not a finite positive number"),
         ({"seed": -1}, "seed: -1 is outside 0..4294967295"),
+        ({"threads": -1}, "threads: -1 is negative (0: one per core)"),
+        ({"threads": 100000}, "threads: 100000 is more than 1024 (0: one per core)"),
         ({"seed": 2**32}, "seed: 4294967296 is outside 0..4294967295"),
         ({"bot": {"hunl": {"warm_start": {"weight": 1.5}}}}, "bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"),
         ({"bot": {"hunl": {"warm_start": {"mode": "bold"}}}}, "bot.hunl.warm_start.mode: 'bold' is not one of"),
