@@ -35,7 +35,7 @@ from agent.nets.manifest import load_value_net
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import Solution, SolverConfig, solve_ranges
 from agent.solver.tree import DEEPSTACK_SIZING
-from agent.training.datagen import both_all_in, draw_situation
+from agent.training.situations import both_all_in, draw_situation
 from protocol.gamedef import load_game
 from protocol.state import HandState
 

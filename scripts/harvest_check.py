@@ -26,7 +26,10 @@ from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import load_value_net
 from agent.nets.valuenet import masked_huber
 from agent.solver.handspace import HandSpace
-from agent.training.datagen import GenerateSpec, Situation, load_shards, solve_situations, write_atomic
+from agent.training.data_folder import load_shards, write_atomic
+from agent.training.datagen import solve_situations
+from agent.training.generate_spec import GenerateSpec
+from agent.training.situations import Situation
 from agent.training.streets import street_abstraction
 from protocol.gamedef import load_game
 

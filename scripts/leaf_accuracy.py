@@ -29,7 +29,8 @@ from agent.nets.buckets import RiverStrength
 from agent.nets.manifest import load_value_net
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
-from agent.training.datagen import both_all_in, draw_situation, solve_situation_checked
+from agent.training.datagen import solve_situation_checked
+from agent.training.situations import both_all_in, draw_situation
 from protocol.gamedef import load_game
 
 RIVER_NETS = ("models/holdem/river-small.pt", "models/holdem/river.pt")

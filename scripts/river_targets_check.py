@@ -21,7 +21,9 @@ import torch
 
 import native.torch_showdown as torch_showdown
 from agent.solver.handspace import HandSpace
-from agent.training.datagen import GenerateSpec, Situation, solve_situations
+from agent.training.datagen import solve_situations
+from agent.training.generate_spec import GenerateSpec
+from agent.training.situations import Situation
 from protocol.gamedef import load_game
 
 

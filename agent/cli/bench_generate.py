@@ -31,24 +31,17 @@ from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.training.aux_targets import ALL_FLOPS, aux_values
 from agent.training.datagen import (
-    GENERATE_DCFR,
-    GenerateSpec,
-    Situation,
     _flop_network,
     _next_street_leaf,
-    alternating_updates,
-    both_all_in,
-    draw_situation,
     forest_groups,
-    format_dcfr,
     generate_shard,
     load_next_net,
-    parse_batch,
-    parse_dcfr,
     solve_in_forest,
     solve_situation,
     solve_situation_checked,
 )
+from agent.training.generate_spec import GENERATE_DCFR, GenerateSpec, alternating_updates, format_dcfr, parse_batch, parse_dcfr
+from agent.training.situations import Situation, both_all_in, draw_situation
 from protocol.gamedef import load_game
 
 #: DeepStack (supplement): 10M turn situations took 175 core-years, i.e. ~550 core-seconds each

@@ -47,7 +47,8 @@ from agent.solver.handspace import HandSpace
 from agent.solver.resolve import Solution, SolverConfig, resolve, solve_ranges
 from agent.solver.spots import load_spots
 from agent.solver.tree import FCPA
-from agent.training.datagen import _next_street_leaf, both_all_in, draw_situation
+from agent.training.datagen import _next_street_leaf
+from agent.training.situations import both_all_in, draw_situation
 from native.cards import cards_to_str
 from protocol.gamedef import load_game
 from protocol.state import HandState

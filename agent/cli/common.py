@@ -13,7 +13,7 @@ from typing import Any
 
 from agent.bots.config import MAX_SEED
 from agent.nets.valuenet import NET_PRECISIONS
-from agent.training.datagen import UPDATES
+from agent.training.generate_spec import UPDATES
 from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
 
 GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"

@@ -20,20 +20,9 @@ from agent.nets.manifest import ModelError
 from agent.nets.valuenet import resolve_precision
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.cluster import ClusterError, generate_on_ray
-from agent.training.datagen import (
-    GENERATE_DCFR,
-    NEXT_STREET,
-    DataFolderError,
-    GenerateSpec,
-    alternating_updates,
-    check_harvest,
-    check_labels,
-    generate,
-    is_hand_level,
-    load_next_net,
-    parse_batch,
-    parse_dcfr,
-)
+from agent.training.data_folder import DataFolderError
+from agent.training.datagen import NEXT_STREET, check_harvest, check_labels, generate, is_hand_level, load_next_net
+from agent.training.generate_spec import GENERATE_DCFR, GenerateSpec, alternating_updates, parse_batch, parse_dcfr
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -34,7 +34,9 @@ from agent.common.workers import worker_pool
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, checked_file, load_value_net, trained_seeds
 from agent.nets.valuenet import masked_huber, resolve_precision
-from agent.training.datagen import NEXT_STREET, GenerateSpec, alternating_updates, generate, shard_files
+from agent.training.data_folder import shard_files
+from agent.training.datagen import NEXT_STREET, generate
+from agent.training.generate_spec import GenerateSpec, alternating_updates
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, load_datasets, train, validation_split
 from protocol.gamedef import Game, load_game

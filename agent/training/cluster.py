@@ -19,7 +19,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agent.training.datagen import GenerateSpec, missing_shards, start_output, timed_shard, write_shard
+from agent.training.data_folder import missing_shards, start_output, write_shard
+from agent.training.datagen import timed_shard
+from agent.training.generate_spec import GenerateSpec
 
 
 class ClusterError(RuntimeError):

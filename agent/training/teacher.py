@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class Situation(Protocol):
-    """What a label needs of :class:`agent.training.datagen.Situation` (which imports this module)."""
+    """What a label needs of a training situation (:class:`agent.training.situations.Situation`)."""
 
     board: tuple[int, ...]
     pot: int

@@ -24,7 +24,7 @@ from agent.common.files import replacing, write_json
 from agent.nets.encoding import canonical_permutation
 from agent.nets.manifest import command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
-from agent.training.datagen import load_shards, shard_files
+from agent.training.data_folder import load_shards, shard_files
 from protocol.gamedef import GameDefError, load_game
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from agent.resolving.continual import StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import DEEPSTACK_SIZING
-from agent.training.datagen import draw_situation
+from agent.training.situations import draw_situation
 from protocol.gamedef import Game
 
 SIZING = tuple(DEEPSTACK_SIZING[r] for r in ("preflop", "flop", "turn", "river"))

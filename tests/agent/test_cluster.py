@@ -11,7 +11,9 @@ import pytest
 
 from agent.cli.main import main
 from agent.training.cluster import generate_on_ray
-from agent.training.datagen import GenerateSpec, generate, shard_path
+from agent.training.data_folder import shard_path
+from agent.training.datagen import generate
+from agent.training.generate_spec import GenerateSpec
 
 ARGS = ["generate", "--game", "leduc", "--situations", "12", "--shard-size", "4", "--iterations", "40", "--seed", "3"]
 

@@ -16,18 +16,10 @@ from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import compile_lookahead
 from agent.solver.resolve import SolverConfig, SpotError
 from agent.solver.tree import FCPA, build_tree
-from agent.training.datagen import (
-    GenerateSpec,
-    Situation,
-    both_all_in,
-    draw_situation,
-    generate,
-    generate_shard,
-    parse_batch,
-    shard_path,
-    solve_situation,
-    solve_situations,
-)
+from agent.training.data_folder import shard_path
+from agent.training.datagen import generate, generate_shard, solve_situation, solve_situations
+from agent.training.generate_spec import GenerateSpec, parse_batch
+from agent.training.situations import Situation, both_all_in, draw_situation
 from protocol.gamedef import Game
 from protocol.state import HandState
 

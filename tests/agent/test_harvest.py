@@ -13,7 +13,10 @@ from agent.solver.handspace import HandSpace
 from agent.solver.resolve import solve_ranges
 from agent.solver.tree import FCPA
 from agent.training import harvest
-from agent.training.datagen import GenerateSpec, Situation, draw_situation, load_shards, solve_and_harvest, solve_situation
+from agent.training.data_folder import load_shards
+from agent.training.datagen import solve_and_harvest, solve_situation
+from agent.training.generate_spec import GenerateSpec
+from agent.training.situations import Situation, draw_situation
 from agent.training.train import check_poolable
 from protocol.gamedef import load_game
 from protocol.state import HandState

@@ -1,5 +1,5 @@
 """The training situations' ranges: DeepStack's recursive generator R(S, p) (agent/training/rangegen.py)
-as generation draws them (agent/training/datagen.py draw_situation), on real boards and hand strengths."""
+as generation draws them (agent/training/situations.py draw_situation), on real boards and hand strengths."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from agent.solver.handspace import HandSpace
-from agent.training.datagen import draw_situation
 from agent.training.rangegen import recursive_range, strength_order
+from agent.training.situations import draw_situation
 from native.cards import cards_from_str
 from protocol.gamedef import load_game
 

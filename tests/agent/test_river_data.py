@@ -11,7 +11,7 @@ import pytest
 
 from agent.cli.main import main
 from agent.solver.handspace import HandSpace
-from agent.training.datagen import load_shards
+from agent.training.data_folder import load_shards
 from protocol.gamedef import load_game
 
 

@@ -14,7 +14,10 @@ from agent.cli.main import main
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import load_value_net, trained_seeds
 from agent.solver.handspace import HandSpace
-from agent.training.datagen import GenerateSpec, Situation, draw_situation, draw_situations, load_shards, solve_situation
+from agent.training.data_folder import load_shards
+from agent.training.datagen import solve_situation
+from agent.training.generate_spec import GenerateSpec
+from agent.training.situations import Situation, draw_situation, draw_situations
 from agent.training.streets import street_abstraction
 from agent.training.teacher import load_teacher
 from agent.training.train import TrainSpec, train

@@ -21,16 +21,10 @@ from agent.solver.batched import BatchSpot, solve_batch
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, solve_ranges
 from agent.solver.tree import FCPA
-from agent.training.datagen import (
-    GenerateSpec,
-    draw_situation,
-    generate,
-    load_shards,
-    shard_files,
-    shard_path,
-    solve_last_round_batch,
-    solve_situation,
-)
+from agent.training.data_folder import load_shards, shard_files, shard_path
+from agent.training.datagen import generate, solve_last_round_batch, solve_situation
+from agent.training.generate_spec import GenerateSpec
+from agent.training.situations import draw_situation
 from agent.training.train import TrainSpec, train
 from protocol.gamedef import Game, load_game
 from protocol.state import HandState
@@ -185,7 +179,8 @@ def test_a_hold_em_hand_out_of_both_sparse_ranges_gets_a_value_not_0() -> None:
     only: the hands in neither (about a quarter with --sparse 1) came back as exactly 0 and were
     averaged into their buckets' targets. They are solved like every other hand now, as a forest
     solves them."""
-    from agent.training.datagen import draw_situation, solve_situation
+    from agent.training.datagen import solve_situation
+    from agent.training.situations import draw_situation
 
     game = load_game("hunl")
     space = HandSpace(game)
@@ -235,7 +230,7 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
     (by the CLI with a message and exit 2), nothing written; more situations extend it, and
     every run is kept in generate.json."""
     from agent.cli.main import main
-    from agent.training.datagen import DataFolderError
+    from agent.training.data_folder import DataFolderError
 
     out = tmp_path / "data"
     spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=20)
@@ -285,7 +280,8 @@ def test_a_data_folder_from_before_the_dcfr_fields_resumes_with_their_old_values
     """Records written before the DCFR parameters were recorded hold data solved with DCFR's
     published (1.5, 0, 2): they refuse the generation default and resume with those."""
     from agent.cli.main import main
-    from agent.training.datagen import DataFolderError, parse_dcfr
+    from agent.training.data_folder import DataFolderError
+    from agent.training.generate_spec import parse_dcfr
 
     out = tmp_path / "data"
     spec = GenerateSpec(game="leduc", round=1, situations=4, shard_size=4, seed=3, iterations=5, dcfr_beta=0.0, dcfr_gamma=2.0)
@@ -1362,7 +1358,7 @@ def test_bench_generate_row_without_a_solved_situation_has_no_value(capsys: pyte
 def test_a_data_folder_resumes_with_its_network_named_by_another_path(tmp_path: Path) -> None:
     """``--river-net models/holdem/river.pt`` and the same file by its absolute path are one network
     (its sha256 decides); another file under the recorded name is refused, named by its option."""
-    from agent.training.datagen import DataFolderError, _check_same_data, spec_record
+    from agent.training.data_folder import DataFolderError, _check_same_data, spec_record
 
     spec = GenerateSpec(game="hunl", round=2, situations=1, shard_size=1, next_net="models/holdem/river.pt")
     recorded = {"spec": spec_record(spec), "next_net_sha256": "a" * 64}
