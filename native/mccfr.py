@@ -83,6 +83,7 @@ class FlatTree:
 
     @property
     def num_rounds(self) -> int:
+        """Rounds of the tree's game (one bucket count per round); every deal's buckets have this many."""
         return len(self.num_buckets)
 
 
@@ -111,10 +112,12 @@ class Deals:
 
     @property
     def n(self) -> int:
+        """Number of deals."""
         return len(self.outcome)
 
     @property
     def K(self) -> int:
+        """Continuations per deal: the public clusters, or 1 without a split."""
         return self.outcome.shape[1]
 
 
@@ -131,6 +134,7 @@ class Trunk:
 
     @property
     def clusters(self) -> int:
+        """K, the public clusters the deals' continuations are split into."""
         return self.weight.shape[1]
 
     def deals(self, split_round: int, continuations: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> Deals:

@@ -536,6 +536,8 @@ class IndexedTerminalRows:
             raise ValueError("out must be writeable")
 
     def __call__(self, reach: np.ndarray, out: np.ndarray, mult: np.ndarray | None = None) -> None:
+        """Write every row's values into ``out`` in place (``mult`` exactly when bound with ``mult_rows``);
+        a ValueError for arrays of the wrong kind, before the kernel runs."""
         self._check_arrays(reach, out, mult)
         H = self.kernel.size
         rc = lib.ds_terminal_rows_product(
@@ -609,6 +611,8 @@ class ChanceShowdownKernel:
         self._members_ptr = ffi.from_buffer("int32_t[]", self._members)
 
     def showdown(self, reach: np.ndarray, row_board: Any = None, out: np.ndarray | None = None, scale: Any = None) -> np.ndarray:
+        """``scale[i] *`` the expected showdown value of every hand of row ``i`` against ``reach[i]`` over
+        the next card of board ``row_board[i]``; arguments as :meth:`ShowdownKernel.showdown`."""
         H = self.size
         rows, single = _float_rows(reach, H, "reach")
         R = rows.shape[0]

@@ -270,6 +270,7 @@ class PreparedRows:
         return reach2, single
 
     def showdown(self, reach: torch.Tensor, scale: Any = None) -> torch.Tensor:
+        """As :meth:`TorchShowdown.showdown` on these rows' boards; ``reach`` must have exactly their rows."""
         reach2, single = self._check(reach)
         o = self.owner
         if o.backend == "c":
@@ -280,6 +281,7 @@ class PreparedRows:
         return o._finish(values, scale, single)
 
     def fold(self, reach: torch.Tensor, scale: Any = None) -> torch.Tensor:
+        """As :meth:`TorchShowdown.fold` on these rows' boards; ``reach`` must have exactly their rows."""
         reach2, single = self._check(reach)
         o = self.owner
         if o.backend == "c":

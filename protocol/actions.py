@@ -39,6 +39,7 @@ class Correction:
 
     @property
     def corrected(self) -> bool:
+        """True when the dealer changed the action text (it counts in the seat's ``corrections``)."""
         return bool(self.warnings)
 
 

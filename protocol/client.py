@@ -66,6 +66,8 @@ class LineBuffer:
         self._skipping = False  # inside a line already reported too long: drop up to its end
 
     def feed(self, data: bytes) -> list[str | LineTooLong]:
+        """Add one read's bytes; returns the lines it completed, in order (a partial last line waits
+        for the next read)."""
         self._buf += data
         lines: list[str | LineTooLong] = []
         while True:
@@ -117,13 +119,16 @@ class ClientSummary:
 
     @property
     def complete(self) -> bool:
+        """True when the dealer closed after a finished hand; ``deepstack play`` reports any other end as an error."""
         return self.ended == "complete"
 
     @property
     def mean_think_ms(self) -> float:
+        """Our own time per decision, in milliseconds (0 before the first decision)."""
         return 1000.0 * self.think_seconds / self.decisions if self.decisions else 0.0
 
     def line(self) -> str:
+        """The one-line summary ``deepstack play`` prints at the end of a match (chips won, not mbb/g)."""
         text = (
             f"hands={self.hands} chips_won={self.chips_won:g} decisions={self.decisions} mean_think_ms={self.mean_think_ms:.2f}"
         )

@@ -128,6 +128,7 @@ class SeatStats:
 
     @property
     def mean_think_ms(self) -> float:
+        """The seat's response time per decision as the dealer clocked it, in milliseconds (0 before its first)."""
         return self.think_us / 1000.0 / self.decisions if self.decisions else 0.0
 
 
@@ -231,6 +232,7 @@ class Dealer:
         return self.ports
 
     def close(self) -> None:
+        """Close the listening sockets still open; :meth:`run` calls it when the match ends, and it is safe to call twice."""
         for sock in self.listeners:
             sock.close()
         self.listeners = []
@@ -295,6 +297,8 @@ class Dealer:
 
     # ------------------------------------------------------------------ match
     def run(self) -> DealerResult:
+        """Play the whole match on the ports :meth:`open` bound (opening them if not yet): accept the seats, play
+        every hand, print the score; an abort is reported in the result, never raised."""
         cfg = self.config
         n = cfg.game.num_players
         stats = [SeatStats() for _ in range(n)]

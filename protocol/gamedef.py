@@ -87,22 +87,27 @@ class Game:
 
     @property
     def is_limit(self) -> bool:
+        """Fixed-size raises (``raise_size`` per round); a raise on the wire carries no size."""
         return self.betting is Betting.LIMIT
 
     @property
     def is_nolimit(self) -> bool:
+        """Raises of any legal size up to the stack; a raise on the wire carries its raise-to amount."""
         return self.betting is Betting.NOLIMIT
 
     @property
     def big_blind(self) -> int:
+        """The largest blind, in chips: the unit of mbb/g."""
         return max(self.blind)
 
     @property
     def deck_size(self) -> int:
+        """Cards in the deck (suits times ranks)."""
         return self.num_suits * self.num_ranks
 
     @property
     def total_board_cards(self) -> int:
+        """Board cards shown by the last street."""
         return sum(self.num_board_cards)
 
     def board_cards_through(self, round_: int) -> int:

@@ -53,21 +53,26 @@ class MatchState:
 
     @property
     def hand_id(self) -> int:
+        """The hand's number in the match (``state.hand_id``; 0-based, as on the wire)."""
         return self.state.hand_id
 
     @property
     def game(self) -> Game:
+        """The match's game (``state.game``)."""
         return self.state.game
 
     @property
     def is_our_turn(self) -> bool:
+        """True when the viewer is the player to act (the dealer waits for a reply)."""
         return self.state.current_player == self.position
 
     @property
     def our_cards(self) -> tuple[int, ...]:
+        """The viewer's hole cards."""
         return self.state.hole_cards[self.position]
 
     def to_line(self) -> str:
+        """The ``MATCHSTATE`` line for this view, as the dealer sends it (without the line end)."""
         return format_matchstate(self.state, self.position)
 
     def reply(self, action: Action) -> str:

@@ -40,6 +40,7 @@ class Transaction:
         return max(0, round((self.recv_time - self.send_time) * 1e6))
 
     def line(self) -> str:
+        """The transaction-file line for this action, with its line end (times to the microsecond)."""
         return f"{self.action} {self.hand_id} {self.send_time:.6f} {self.recv_time:.6f}\n"
 
 

@@ -95,6 +95,7 @@ class LosslessAbstraction:
     #: the first round of the continuations: every public cluster is a set of this round's boards
     @property
     def split_round(self) -> int:
+        """Always 1: the public clusters group the second round's boards (split deals: two-round games only)."""
         return 1
 
     def _clusters(self, clusters: int) -> list[np.ndarray]:

@@ -63,6 +63,8 @@ class ClusterWorker:
         return True
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """This worker's regrets and strategy sums, once its iterations are done: the driver copies back
+        only the slots its clusters own (through Ray when the workers are remote)."""
         return self.regrets, self.strategy_sum
 
 

@@ -82,6 +82,7 @@ class BoardIndex:
         return len(self.codes)
 
     def cards(self, i: int) -> tuple[int, ...]:
+        """Canonical board ``i``'s cards, decoded from its base-52 code."""
         code, out = int(self.codes[i]), []
         for _ in range(self.size):
             code, c = divmod(code, 52)
@@ -117,9 +118,11 @@ class HoldemTables:
 
     @property
     def clusters(self) -> int:
+        """Number of public clusters of the flops (their labels run 0..clusters-1)."""
         return int(self.flop_cluster.max()) + 1
 
     def save(self, path: Path) -> None:
+        """Write the tables to the ``.npz`` file ``path`` atomically, tagged with the format :meth:`load` checks."""
         save_npz(
             path,
             format=np.array(FORMAT),
@@ -131,6 +134,8 @@ class HoldemTables:
 
     @classmethod
     def load(cls, path: Path) -> HoldemTables:
+        """The tables saved at ``path``; a ValueError naming the file if it is not a hold'em abstraction
+        of this format or its tables have the wrong shapes."""
         try:
             with np.load(path) as z:
                 if str(z["format"]) != FORMAT:

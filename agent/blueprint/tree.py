@@ -31,6 +31,7 @@ class BlueprintTree:
 
     @property
     def game(self) -> Game:
+        """The game the tree was built for (its root state's)."""
         return self.root.state.game
 
     @classmethod

@@ -35,6 +35,7 @@ class TimeBudget:
     clock: object = field(default=time.monotonic, repr=False)
 
     def start_hand(self) -> None:
+        """A new hand: its ``t_per_hand_s`` joins the bank and the per-hand clock restarts."""
         self.hands += 1
         self.hand_used_s = 0.0
 
@@ -63,6 +64,8 @@ class TimeBudget:
         return started + self.budget(round_)
 
     def spent(self, seconds: float) -> None:
+        """``seconds`` of the dealer's clock went to us (a decision, or start-up charged to the next hand):
+        counted against the match's bank and the hand's cap."""
         self.used_s += seconds
         self.hand_used_s += seconds
 

@@ -203,6 +203,8 @@ class Terminated:
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
+        """The SIGTERM handler: in the process that installed it, record the signal and raise KeyboardInterrupt;
+        in a forked worker, die by SIGTERM's default instead."""
         if os.getpid() != cls.pid:  # a pool stopping its workers: SIGTERM's default, no traceback
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)

@@ -20,6 +20,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
     second of two equal keys of a mapping (``<<`` merges keep their override rule)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """As ``SafeLoader``'s, but a key seen twice in one mapping is an error naming both lines."""
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, yaml.Mark] = {}
             for key_node, _ in node.value:

@@ -34,6 +34,8 @@ class StreetClock:
     think_ms: list[float] = field(default_factory=list, repr=False)
 
     def row(self) -> dict[str, object]:
+        """This street's row of the clock report: counts, the fraction of re-solves the clock stopped, and
+        think-time median / p95 / max in ms (None when no time was recorded)."""
         solved = self.by_iterations + self.by_clock
         t = np.array(self.think_ms) if self.think_ms else np.full(1, np.nan)  # no times: n/a, not 0
 

@@ -46,6 +46,8 @@ class LBRSetting:
 
     @classmethod
     def parse(cls, text: str, num_rounds: int) -> LBRSetting:
+        """Parse ``text``: one group per round, split by ``/``, of ``f``, ``c``, ``p`` (a pot-size raise) and
+        ``a`` (all-in), or ``56`` (fold, call and raises of 5% to 280% of the pot); every round must allow ``c``."""
         parts = text.split("/")
         if len(parts) != num_rounds:
             raise ValueError(f"LBR setting {text!r} has {len(parts)} rounds, the game has {num_rounds}")
@@ -300,17 +302,22 @@ class LuckCorrections:
         return self._outcomes[board]
 
     def value(self, state: HandState) -> np.ndarray | None:
+        """The check-down value of ``state`` for LBR against each bot hand, in chips; None where the board
+        has too many completions to correct."""
         if state.finished and not state.is_showdown:
             return np.full(self.space.size, float(state.payoffs()[self.lbr_pos]))
         result = self.outcome(tuple(state.board))
         return None if result is None else float(min(state.spent)) * result  # heads-up: an unmatched bet comes back
 
     def cards_dealt(self, before: HandState, after: HandState) -> None:
+        """Board cards came between ``before`` and ``after``: add ``V(before) - V(after)`` to every hand's total."""
         v_before, v_after = self.value(before), self.value(after)
         if v_before is not None and v_after is not None:
             self.total += v_before - v_after
 
     def bot_acted(self, state: HandState, actions: Sequence[Action], probs: np.ndarray, taken: int) -> None:
+        """The bot took ``actions[taken]`` with ``probs`` per hand: add ``sum_a p(a | h) V(a) - V(taken)``
+        to every hand's total."""
         values = [self.value(state.apply(a)) for a in actions]
         if all(v is not None for v in values):
             self.total += sum(p * v for p, v in zip(probs, values)) - values[taken]
@@ -510,6 +517,7 @@ class StoredHands:
 
     @property
     def hands(self) -> int:
+        """Number of hands stored from hand 0 up to the first gap."""
         return len(self.per_hand["realised"])
 
     def queries(self, hands: int) -> list[FoldQuery]:

@@ -59,6 +59,8 @@ class SeatSpec:
 
     @property
     def label(self) -> str:
+        """The seat's short name: the bot's name, or the command's program file name (made safe for the
+        dealer's log by the caller)."""
         return self.bot if self.bot else Path(self.command[0]).name
 
 
@@ -94,6 +96,7 @@ class MatchReport:
 
     @property
     def ok(self) -> bool:
+        """True when every match was played to its end (an aborted one still has its hands in ``results``)."""
         return bool(self.results) and all(r.ok for r in self.results)
 
     def first_bot_values(self, match: int) -> list[float]:
@@ -107,6 +110,9 @@ class MatchReport:
         return [(x[0] + y[1]) / 2 for x, y in zip(a, b)]
 
     def summary_lines(self) -> list[str]:
+        """The report ``deepstack match`` prints: each match's SCORE (or why it aborted), the first bot's
+        win rate per seating and duplicate (mbb/g, chips in a game without blinds), and each bot's clock
+        and corrections."""
         unit = self.game.big_blind or None  # a game without blinds: chips, as mbb/g has no unit
         lines = []
         for r in self.results:
@@ -146,6 +152,7 @@ class MatchReport:
         return r.seats[seat]
 
     def corrections(self, name_index: int) -> int:
+        """Actions the dealer had to correct for bot ``name_index`` (0: the first bot), over both seatings."""
         return sum(self._stats_of(name_index, r).corrections for r in self.results)
 
 
@@ -196,6 +203,8 @@ class MatchProgress:
             self.write(self.line())
 
     def line(self) -> str:
+        """The progress line as of the last hand (called from the dealer's per-hand callback, so on the
+        thread running the dealer)."""
         done = len(self.values)
         think = []
         for name, a, b in zip(self.names, self._finished, self._current):

@@ -194,7 +194,8 @@ class ProviderFactory:
         self.iterations = iterations
 
     def __call__(self) -> StrategyProvider:
-
+        """Build the provider (loading the game, config, blueprint or models here: LBR calls it once in
+        each worker process); a ValueError names a bot it cannot build."""
         game = load_game(self.game_name)
         space = HandSpace(game)
         if self.bot == "call":

@@ -40,6 +40,8 @@ class Estimate:
     unit: str = "chips"
 
     def to_dict(self, scale: float = 1.0) -> dict[str, float]:
+        """The JSON form: mean, ci95 and std times ``scale`` (e.g. chips to mbb/g), ``n`` as is; the unit
+        is left to the caller."""
         return {"mean": self.mean * scale, "ci95": self.ci95 * scale, "std": self.std * scale, "n": self.n}
 
     def __str__(self) -> str:

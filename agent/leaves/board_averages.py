@@ -21,6 +21,8 @@ class BoardAverages:
         self.weight = [0.0, 0.0]
 
     def record(self, values: torch.Tensor) -> None:
+        """Keep a reference to the network's latest ``[2, R, H]`` values (the leaf function calls it every
+        iteration); :meth:`add` weighs them in when the solver averages."""
         self.last = values
 
     def add(self, player: int, weight: float) -> None:

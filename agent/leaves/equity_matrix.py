@@ -88,6 +88,8 @@ class CheckdownMatrices:
         self.cache_size = cache
 
     def matrix(self, board: tuple[int, ...]) -> torch.Tensor:
+        """The ``[1326, 1326]`` check-down matrix of ``board`` (0, 3, 4 or 5 cards, any order): the pre-flop
+        one read from ``preflop_path``, the others enumerated exactly (a flop's takes a while, hence the cache)."""
         key = tuple(sorted(board))
         hit = self._cache.get(key)
         if hit is not None:

@@ -66,6 +66,8 @@ class CheckdownLeafValues:
         return out.mul_(amount)
 
     def chance_values(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
+        """``[2, hands]`` values on ``board`` below ``leaf`` for the leaf's reaches, checked down from there:
+        the matched amount times each player's matrix product with the other's reach (0 for blocked hands)."""
         e = self.matrices.matrix(tuple(board)).double().numpy()
         valid = ~hands_blocked_by(board)
         reach = leaf.reach * valid

@@ -30,6 +30,8 @@ class PerLookahead(Generic[T]):
         return item[1] if item is not None and item[0]() is la else None
 
     def get(self, la: Lookahead, build: Callable[[], T]) -> T:
+        """The value prepared for ``la``, calling ``build()`` on its first use; past ``size`` lookaheads
+        the whole cache is dropped."""
         item = self._items.get(id(la))
         if item is not None and item[0]() is la:
             return item[1]

@@ -45,6 +45,8 @@ class PreflopClasses:
     num_buckets = NUM_PREFLOP_CLASSES
 
     def assign(self, board: tuple[int, ...]) -> np.ndarray:
+        """``[1326]`` pre-flop class of each hand, as :meth:`BucketTable.assign` for the empty board (any
+        other board is a ValueError)."""
         if board:
             raise ValueError(f"pre-flop classes are for the empty board, got {len(board)} cards")
         return preflop_classes()
@@ -83,10 +85,12 @@ class BucketTable:
 
     @property
     def num_buckets(self) -> int:
+        """K, the rows of ``centroids``: a value network for this street has 2K outputs."""
         return int(self.centroids.shape[0])
 
     @property
     def bins(self) -> int:
+        """Equity-histogram bins per hand, the columns of ``centroids``: :meth:`assign` builds histograms this fine."""
         return int(self.centroids.shape[1])
 
     def assign(self, board: tuple[int, ...]) -> np.ndarray:
@@ -109,10 +113,12 @@ class BucketTable:
         return ids
 
     def save(self, path: Path) -> None:
+        """Write the street and the float32 centroids to the ``.npz`` file ``path`` atomically."""
         save_npz(path, street=np.array(self.street), centroids=self.centroids.astype(np.float32))
 
     @classmethod
     def load(cls, path: Path) -> BucketTable:
+        """The table saved at ``path``; a ModelError naming the file if it is not a bucket table."""
         try:
             with np.load(path) as z:
                 street = str(z["street"])

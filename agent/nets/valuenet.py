@@ -29,13 +29,16 @@ class NetSpec:
 
     @property
     def inputs(self) -> int:
+        """Width of an input row: the pot, both ranges' B buckets, then the extra public features."""
         return 1 + 2 * self.buckets + self.extra
 
     @property
     def outputs(self) -> int:
+        """Width of an output row: both players' B bucket values."""
         return 2 * self.buckets
 
     def to_dict(self) -> dict[str, int]:
+        """The manifest's (and a checkpoint's) ``net`` entry: compared as a whole to refuse weights of another shape."""
         return asdict(self)
 
 
@@ -54,6 +57,8 @@ class ValueNet(nn.Module):
         self.body = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The body's values, less half their range-weighted sum: with each range summing to 1 the two
+        players' values cancel, as DeepStack's zero-sum output layer does."""
         b = self.buckets
         raw = self.body(x)
         ranges = x[:, 1 : 1 + 2 * b]
@@ -110,6 +115,8 @@ class NetOnDevices:
         self._bf16: dict[torch.device, bool] = {}
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """The network's float32 answer for ``x`` on ``x``'s device, without gradients (copied there on first
+        use; in bfloat16 under autocast where ``precision`` resolves so)."""
         net = self._copies.get(x.device)
         if net is None:
             net = copy.deepcopy(self.net).to(x.device)

@@ -60,7 +60,10 @@ class ContinualError(RuntimeError):
 class ChanceValueFn(Protocol):
     """Values ``[2, hands]`` at the start of the next round on ``board`` below a leaf."""
 
-    def __call__(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray: ...
+    def __call__(self, leaf: LeafSnapshot, board: tuple[int, ...]) -> np.ndarray:
+        """``[2, hands]`` values on ``board`` below ``leaf``, for the leaf's (average) reaches: the
+        opponent values continual re-solving carries into the next round after the cards come."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,13 @@ class ResolveSettings:
     cache_size: int = 256
 
     def street(self, round_: int) -> StreetSettings:
+        """The settings of round ``round_``: the last entry serves every later round."""
         return self.streets[min(round_, len(self.streets) - 1)]
 
     @classmethod
     def uniform(cls, sizing: BetSizing, config: SolverConfig, **kw: object) -> ResolveSettings:
+        """One street's settings for every round (``sizing`` and ``config``; the Leduc bot); ``kw`` sets the
+        other fields."""
         return cls(streets=(StreetSettings(sizing=(sizing,), config=config),), **kw)  # type: ignore[arg-type]
 
 
@@ -399,6 +405,8 @@ class ContinualResolver:
         }
 
     def import_preflop(self, data: dict) -> None:
+        """Take back what :meth:`export_preflop` saved (first-state solves, the newest ``cache_size``
+        cached decisions); one that raises has been only partly applied, so its caller drops the resolver."""
         self._root.update(data["root"])
         self._root_values.update(data["root_values"])
         self._root_opp.update(data.get("root_opp", {}))
@@ -407,6 +415,8 @@ class ContinualResolver:
                 self._cache[key] = decision
 
     def start_hand(self, position: int) -> None:
+        """A new hand in ``position``: uniform ranges and the first state's opponent values as the gadget's
+        input (the first state is solved now unless :meth:`prepare` or an import did it)."""
         if position not in self._root_values:
             self._root_solve(position)
         our = self.space.uniform(())

@@ -69,9 +69,13 @@ class Variant:
 
     @property
     def floors_regrets(self) -> bool:
+        """True for the regret-matching+ variants (``cfr+``, ``hybrid``): regrets are floored at 0 after
+        every update."""
         return self.algorithm in ("cfr+", "hybrid")
 
     def average_weight(self, t: int) -> float:
+        """Weight of iteration ``t`` (1-based) in the averages: 0 for the first ``skip``, then 1 (``hybrid``),
+        ``t - skip`` (``cfr+``, ``dcfr+``) or ``t ** gamma`` (``dcfr``)."""
         if self.algorithm == "hybrid":
             return 1.0 if t > self.skip else 0.0
         if self.algorithm in ("cfr+", "dcfr+"):
@@ -96,7 +100,10 @@ class LeafValueFn(Protocol):
     cost is per player may also offer ``one_player(reach, leaves, lookahead, player)`` giving
     ``[L, H]``, which the solver then calls instead (see :func:`leaf_values_of`)."""
 
-    def __call__(self, reach: torch.Tensor, leaves: LeafInfo, lookahead: Lookahead) -> torch.Tensor: ...
+    def __call__(self, reach: torch.Tensor, leaves: LeafInfo, lookahead: Lookahead) -> torch.Tensor:
+        """Both players' ``[2, L, H]`` leaf values for ``reach`` (each iteration unless ``one_player`` is
+        offered), with the same ``lookahead`` throughout a solve: what is prepared once per lookahead."""
+        ...
 
 
 def leaf_values_of(fn: LeafValueFn, reach: torch.Tensor, leaves: LeafInfo, la: Lookahead, player: int) -> torch.Tensor:
@@ -131,18 +138,24 @@ class Gadget:
         self.follow_sum = torch.zeros_like(self.cfvs)
 
     def follow_probability(self) -> torch.Tensor:
+        """``[H]`` probability that each opponent hand follows into the re-solved subgame rather than
+        terminates, by regret matching (0.5 before either regret is positive)."""
         f = self.regret_follow.clamp(min=0)
         t = self.regret_terminate.clamp(min=0)
         total = f + t
         return torch.where(total > 0, f / total.clamp(min=1e-30), torch.full_like(f, 0.5))
 
     def reach(self, p_follow: torch.Tensor) -> torch.Tensor:
+        """The opponent's ``[H]`` root reach for ``p_follow``: its prior times the follow probability, mixed
+        with ``estimate`` in the aggressive warm start."""
         r = self.prior * p_follow
         if self.aggressive > 0 and self.estimate is not None:
             r = (1 - self.aggressive) * r + self.aggressive * self.estimate
         return r
 
     def update(self, follow_values: torch.Tensor, p_follow: torch.Tensor) -> None:
+        """One regret-matching+ step: the opponent's root values ``follow_values`` ``[H]`` when it follows,
+        against ``cfvs`` when it terminates."""
         v = p_follow * follow_values + (1 - p_follow) * self.cfvs
         self.regret_follow = (self.regret_follow + follow_values - v).clamp(min=0)
         self.regret_terminate = (self.regret_terminate + self.cfvs - v).clamp(min=0)
@@ -534,6 +547,8 @@ class Solver:
             self.root_reach[player] = gadget.reach(gadget.follow_probability())
 
     def average_strategy(self) -> torch.Tensor:
+        """``[M, A, H]`` average strategy of every decision (uniform over the valid actions where a hand's
+        sum is 0; the current strategy before any averaging); RuntimeError when only values are kept."""
         if not self.tracks_strategy:
             raise RuntimeError("this solver keeps average values only (average_strategy=False)")
         if self.weight_sum == 0:

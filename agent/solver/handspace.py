@@ -28,6 +28,8 @@ class HandSpace:
 
     @cached_property
     def deck(self) -> tuple[int, ...]:
+        """The game's cards under ``convention`` (one of a reduced deck's namings): hands and boards of
+        this space come from these."""
         return self.game.deck(self.convention)
 
     @cached_property
@@ -42,6 +44,7 @@ class HandSpace:
 
     @property
     def size(self) -> int:
+        """H, the number of hands: the length of every range and value vector over this space."""
         return int(self.cards.shape[0])
 
     @cached_property
@@ -57,6 +60,7 @@ class HandSpace:
             raise ValueError(f"{cards_to_str(key)} is not a hand of this game's deck") from None
 
     def label(self, i: int) -> str:
+        """Hand ``i``'s cards as text, for logs and reports."""
         return cards_to_str(int(c) for c in self.cards[i])
 
     @cached_property
@@ -75,6 +79,7 @@ class HandSpace:
         return self.card_incidence[:, list(board)].any(axis=1)
 
     def valid(self, board: Sequence[int]) -> np.ndarray:
+        """Bool mask of the hands possible with ``board`` (sharing no card with it): multiply a range by it."""
         return ~self.blocked(board)
 
     def uniform(self, board: Sequence[int] = ()) -> np.ndarray:

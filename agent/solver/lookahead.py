@@ -109,14 +109,18 @@ class Lookahead:
 
     @property
     def table_rows(self) -> int:
+        """Rows of the multiplier table (see :class:`Transition`): the all-ones row, one validity mask per
+        board, then ``num_actions`` strategy rows per decision."""
         return self.strategy_offset + len(self.dec_rows) * self.num_actions
 
     @property
     def num_rows(self) -> int:
+        """N, the global rows of the tree (or forest): one per node, across every depth."""
         return len(self.nodes)
 
     @property
     def num_hands(self) -> int:
+        """H, the hands this lookahead carries: the rows ``hands`` picks out of the hand space."""
         return len(self.hands)
 
     def decision_index(self, row: int) -> int:

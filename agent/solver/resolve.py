@@ -65,6 +65,7 @@ class SolverConfig:
     gamma: float = 2.0
 
     def variant(self) -> Variant:
+        """The CFR rules these settings name, as :class:`Solver` takes them."""
         return Variant(
             algorithm=self.algorithm,
             skip=self.skip,
@@ -75,6 +76,7 @@ class SolverConfig:
         )
 
     def torch_dtype(self) -> torch.dtype:
+        """The lookahead's tensor dtype: float64 only when ``dtype`` says so, else float32."""
         return torch.float64 if self.dtype == "float64" else torch.float32
 
 
@@ -95,6 +97,7 @@ class Solution:
 
     @property
     def device(self) -> torch.device:
+        """The device the lookahead's tensors (and the solve) are on."""
         return self.lookahead.device
 
     def to_space(self, vec: torch.Tensor) -> np.ndarray:
@@ -106,10 +109,12 @@ class Solution:
 
     @property
     def root_actions(self) -> list[Action]:
+        """The root decision's actions, in the order of the strategy's rows."""
         return list(self.root.actions)
 
     @property
     def root_player(self) -> int:
+        """The position to act at the root (the root is always a decision)."""
         player = self.root.player
         assert player is not None
         return player
@@ -134,6 +139,8 @@ class Solution:
         return self.to_space(self.result.average_values[:, i])
 
     def child_row(self, row: int, action: Action) -> int:
+        """The row that ``action`` leads to from decision ``row``; KeyError when ``row`` is not a decision,
+        ValueError when ``action`` is not one of its actions."""
         node = self.lookahead.nodes[row]
         if node.kind is not NodeKind.DECISION:
             raise KeyError(f"row {row} is not a decision")
@@ -150,6 +157,8 @@ class Solution:
         raise KeyError(f"no chance outcome {wanted} below row {row}")
 
     def exploitability(self, root_reach: torch.Tensor | None = None) -> dict[str, float]:
+        """Best-response values against the average strategy from ``root_reach`` (default: the solve's final
+        root reach), in chips per deal (:func:`agent.solver.cfr.exploitability`)."""
         reach = self.result.root_reach if root_reach is None else root_reach
         return exploitability(self.solver, reach)
 

@@ -56,9 +56,12 @@ class Spot:
 
     @property
     def game(self) -> Game:
+        """The no-limit game the spot is played in: each stack is half the pot plus the effective stack."""
         return spot_game(self.pot // 2 + self.effective_stack)
 
     def state(self) -> HandState:
+        """The state to solve: the board's round started with half the pot from each player, then ``line``;
+        a SpotError when the line is illegal or ends the round."""
         half = self.pot // 2
         try:
             state = HandState.at_round_start(self.game, ROUND_OF_BOARD[len(self.board)], (half, half), self.board)
@@ -82,6 +85,7 @@ class Spot:
         return state
 
     def describe(self) -> str:
+        """One line naming the spot with its board, pot and effective stack (chips), for ``deepstack solve``."""
         return f"{self.name}: board {cards_to_str(self.board)}, pot {self.pot}, effective stack {self.effective_stack}"
 
 

@@ -95,6 +95,7 @@ class TerminalEquity:
         return _KernelShowdown(self, np.asarray(board_ids))
 
     def fold_group(self, board_ids: torch.Tensor) -> FoldGroup:
+        """An evaluator for the fold rows on ``board_ids``, prepared once (the native kernels unless dense)."""
         return FoldGroup(self, board_ids)
 
 
@@ -151,6 +152,7 @@ class FoldGroup:
         self.rows = None if te.dense else te.kernel().prepare(board_ids)
 
     def __call__(self, opp_reach: torch.Tensor) -> torch.Tensor:
+        """``[N, H]`` opponent mass compatible with each of our hands on its row's board, as :meth:`TerminalEquity.fold_mass`."""
         if self.rows is None:
             return self.te.fold_mass(opp_reach, self.board_ids)
         return self.rows.fold(opp_reach)

@@ -48,6 +48,8 @@ class BetSizing:
     all_in_past_cap: bool = False
 
     def fractions(self, depth: int, facing_bet: bool) -> tuple[float, ...]:
+        """The pot fractions at a decision ``depth`` actions below the root (``raises`` when facing a bet, if
+        given); the last entry serves every deeper decision."""
         table = self.raises if (facing_bet and self.raises is not None) else self.bets
         return table[min(depth, len(table) - 1)]
 
@@ -88,17 +90,21 @@ class Node:
 
     @property
     def player(self) -> int | None:
+        """The position to act at a DECISION node; None at any other kind."""
         return self.state.current_player if self.kind is NodeKind.DECISION else None
 
     @property
     def spent(self) -> tuple[int, ...]:
+        """Chips each position has put in so far (``state.spent``)."""
         return self.state.spent
 
     @property
     def pot(self) -> int:
+        """Chips in the pot (``state.pot``)."""
         return self.state.pot
 
     def walk(self) -> Iterator[Node]:
+        """This node and every node below it, depth first (parents before their children)."""
         yield self
         for child in self.children:
             yield from child.walk()

@@ -27,6 +27,8 @@ class MeanOfNets(nn.Module):
         self.members = nn.ModuleList(members)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The members' outputs averaged row by row (scripted as one network, so the ensemble ships as a
+        single model file)."""
         return torch.stack([member(x) for member in self.members]).mean(dim=0)
 
 

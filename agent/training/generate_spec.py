@@ -67,6 +67,8 @@ class GenerateSpec:
     per_board: int = 1
 
     def solver_config(self, dtype: str) -> SolverConfig:
+        """The CFR settings of this spec's solves in ``dtype`` (float64 for Leduc's hand-level data, float32
+        for hold'em: :func:`agent.training.datagen.generate_shard`)."""
         return SolverConfig(
             algorithm=self.algorithm,
             alternating=self.alternating,
