@@ -170,8 +170,8 @@ def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: Situation
         net, _ = load_value_net(net_path)
     except ModelError:
         return None
-    x, y, m = load_datasets(folders, encoder)
-    val = torch.as_tensor(validation_split(len(x), train_spec)[0])
+    x, y, m, groups = load_datasets(folders, encoder)
+    val = torch.as_tensor(validation_split(len(x), train_spec, groups=groups)[0])
     X, Y, M = (torch.as_tensor(a)[val] for a in (x, y, m))
     try:
         with torch.no_grad():

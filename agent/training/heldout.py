@@ -68,7 +68,7 @@ def score_networks(
         if key not in encoded:
             street, buckets_file, river_buckets = key
             table, _, _ = street_abstraction(street, int(river_buckets or 1000), buckets_file)
-            x, y, m = load_datasets(list(data_dirs), SituationEncoder(table, total_stacks))
+            x, y, m, _ = load_datasets(list(data_dirs), SituationEncoder(table, total_stacks))
             encoded[key] = tuple(torch.as_tensor(a) for a in (x, y, m))
         X, Y, M = encoded[key]
         with torch.no_grad():

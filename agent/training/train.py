@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -59,14 +59,36 @@ class TrainSpec:
         return self.lr if epoch < self.lr_drop_epoch else self.lr_late
 
 
+class Rows(NamedTuple):
+    """Network rows read from data folders, and each row's group: rows of one group (situations drawn on
+    one board, river rows harvested from one turn solve) are not independent draws, so the validation
+    split keeps a group on one side (:func:`validation_split`)."""
+
+    inputs: np.ndarray
+    targets: np.ndarray
+    masks: np.ndarray
+    groups: np.ndarray
+
+
+def row_groups(part: dict[str, np.ndarray], rows: int, per_board: int) -> np.ndarray:
+    """Each row's group within its shard: the turn situation a harvested river row came from (its
+    ``source``), the board where ``per_board`` situations were drawn on each, else the row itself."""
+    if "source" in part:
+        return part["source"].astype(np.int64)
+    return np.arange(rows, dtype=np.int64) // max(1, per_board)
+
+
 def load_dataset(
     data_dir: Path,
     encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
     bar: tqdm | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> Rows:
     """Network rows of every shard: stored as they are, or made by ``encoder`` from situations
-    (``bar`` advanced by each shard's rows)."""
-    xs, ys, ms = [], [], []
+    (``bar`` advanced by each shard's rows); groups numbered from 0 across the folder."""
+    xs, ys, ms, gs = [], [], [], []
+    per_board = data_spec(data_dir).get("per_board", 1)
+    per_board = per_board if isinstance(per_board, int) and not isinstance(per_board, bool) else 1
+    next_group = 0
     for part in load_shards(data_dir):
         if "inputs" in part:
             x, y, m = part["inputs"], part["targets"], part["masks"]
@@ -81,12 +103,17 @@ def load_dataset(
                 f"{data_dir}: shards of different widths (inputs {xs[0].shape[1:]} and {x.shape[1:]}, targets "
                 f"{ys[0].shape[1:]} and {y.shape[1:]}): data of two kinds in one folder"
             )
+        groups = row_groups(part, len(x), per_board)
+        if groups.shape != (len(x),) or (len(groups) and groups.min() < 0):
+            raise ValueError(f"{data_dir}: a shard's source column does not give one group per row")
+        gs.append(groups + next_group)
+        next_group += int(groups.max()) + 1 if len(groups) else 0
         xs.append(x)
         ys.append(y)
         ms.append(m)
         if bar is not None:
             bar.update(len(x))
-    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+    return Rows(np.concatenate(xs), np.concatenate(ys), np.concatenate(ms), np.concatenate(gs))
 
 
 def _generation_record(folder: Path) -> dict:
@@ -179,7 +206,7 @@ def load_datasets(
     data_dirs: Sequence[Path],
     encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
     progress: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> Rows:
     """The rows of several generation folders (in the order given, which fixes the validation
     split), refusing folders that cannot be pooled and any situation two folders share.
 
@@ -209,8 +236,8 @@ def load_datasets(
         # river situations whose ranges sit on one equity step each encode the same (measured:
         # 1 of 20,000 in two seeds)
         seen: dict[bytes, int] = {}
-        for index, (x, _, _) in enumerate(parts):
-            keys = {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in x}
+        for index, part in enumerate(parts):
+            keys = {hashlib.sha1(np.ascontiguousarray(row).tobytes()).digest() for row in part.inputs}
             shared = [key for key in keys if key in seen]
             if len(shared) > max(1, len(keys) // 100):
                 raise ValueError(
@@ -220,7 +247,11 @@ def load_datasets(
                 )
             for key in keys:
                 seen.setdefault(key, index)
-    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
+    offsets = np.cumsum([0] + [int(part.groups.max()) + 1 if len(part.groups) else 0 for part in parts[:-1]])
+    return Rows(
+        *(np.concatenate([part[i] for part in parts]) for i in range(3)),
+        np.concatenate([part.groups + offset for part, offset in zip(parts, offsets)]),
+    )
 
 
 def data_provenance(data_dirs: Sequence[Path]) -> dict:
@@ -301,14 +332,28 @@ def _checkpoint_changes(ckpt: Any, spec: TrainSpec, net_spec: NetSpec, fingerpri
     return ", ".join(changes) or "unknown"
 
 
-def validation_split(n: int, spec: TrainSpec, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+def validation_split(
+    n: int, spec: TrainSpec, rng: np.random.Generator | None = None, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The rows held out for validation and the rows trained on, of ``n`` (``rng``: the run's
     generator, ``np.random.default_rng(spec.seed)`` when not given): the same split for any
-    caller that knows the run's spec, e.g. to compare another network on the held-out rows."""
+    caller that knows the run's spec and groups, e.g. to compare another network on the held-out rows.
+
+    With ``groups`` (:class:`Rows`), whole groups are held out, drawn at random until they hold
+    the validation fraction: a board's or a turn solve's other rows left in training would make the
+    validation loss partly a training loss. Rows that are each their own group split as before."""
     rng = np.random.default_rng(spec.seed) if rng is None else rng
-    perm = rng.permutation(n)
     n_val = max(1, int(round(spec.validation_fraction * n)))
-    return perm[:n_val], perm[n_val:]
+    ids, inverse, counts = (None, None, None) if groups is None else np.unique(groups, return_inverse=True, return_counts=True)
+    if ids is None or len(ids) in (1, n):  # one group cannot be split by group; singletons split by row
+        perm = rng.permutation(n)
+        return perm[:n_val], perm[n_val:]
+    order = rng.permutation(len(ids))
+    held = min(int(np.searchsorted(np.cumsum(counts[order]), n_val)) + 1, len(ids) - 1)
+    is_held = np.zeros(len(ids), dtype=bool)
+    is_held[order[:held]] = True
+    rows = is_held[inverse]
+    return np.flatnonzero(rows), np.flatnonzero(~rows)
 
 
 def initialize_from(net: ValueNet, net_spec: NetSpec, path: Path) -> dict:
@@ -373,7 +418,7 @@ def train(
     data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
     if game is not None:
         check_data_game(data_dirs, game, round_)
-    x, y, m = load_datasets(data_dirs, encoder, progress)
+    x, y, m, groups = load_datasets(data_dirs, encoder, progress)
     if canonical_space is not None:
         x, y, m = canonical_rows(x, y, m, canonical_space)
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
@@ -384,7 +429,7 @@ def train(
         )
     n = len(x)
     rng = np.random.default_rng(spec.seed)
-    val_idx, train_idx = validation_split(n, spec, rng)
+    val_idx, train_idx = validation_split(n, spec, rng, groups)
     if len(train_idx) == 0:  # every row held out: the "network" would be its random start
         raise ValueError(
             f"{', '.join(map(str, data_dirs))}: {n} situation(s), too few to train on "

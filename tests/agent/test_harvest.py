@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from agent.cli.main import main
+from agent.nets.encoding import SituationEncoder
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import solve_ranges
 from agent.solver.tree import FCPA
@@ -17,7 +18,8 @@ from agent.training.data_folder import load_shards
 from agent.training.datagen import solve_and_harvest, solve_situation
 from agent.training.generate_spec import GenerateSpec
 from agent.training.situations import Situation, draw_situation
-from agent.training.train import check_poolable
+from agent.training.streets import street_abstraction
+from agent.training.train import check_poolable, load_datasets
 from protocol.gamedef import load_game
 from protocol.state import HandState
 
@@ -90,6 +92,12 @@ def test_generate_turn_harvest_writes_a_river_folder_that_pools(tmp_path: Path, 
     assert record["spec"]["round"] == 3 and "seed" not in record["spec"]
     assert record["spec"]["harvested_from"]["harvest_river"] == 5 and record["spec"]["min_reach"] == harvest.MIN_REACH
     check_poolable([river, turn / harvest.FOLDER])  # exact and harvested river data train one network
+    # each turn solve's river rows are one group: the validation split keeps them on one side
+    table, _, _ = street_abstraction("river", 1000, None)
+    rows = load_datasets([turn / harvest.FOLDER], SituationEncoder(table, 40000.0))
+    shard_of = np.repeat(np.arange(2), [len(shard["pots"]) for shard in harvested])
+    assert all(len(set(rows.groups[shard_of == i])) <= 1 for i in range(2))  # every row of one turn solve
+    assert len(set(rows.groups)) == len(set(shard_of))  # and the two solves apart
 
 
 def test_harvest_needs_turn_solved_to_the_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

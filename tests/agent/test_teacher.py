@@ -20,7 +20,7 @@ from agent.training.generate_spec import GenerateSpec
 from agent.training.situations import Situation, draw_situation, draw_situations
 from agent.training.streets import street_abstraction
 from agent.training.teacher import load_teacher
-from agent.training.train import TrainSpec, train
+from agent.training.train import TrainSpec, load_datasets, train, validation_split
 from protocol.gamedef import load_game
 
 RIVER = "models/holdem/river-small.pt"
@@ -60,6 +60,45 @@ def test_labels_are_the_teachers_outputs_and_boards_are_shared(tmp_path: Path) -
         sit = Situation(tuple(int(c) for c in part["boards"][i]), int(part["pots"][i]), part["ranges"][i].astype(np.float64))
         exact = solve_situation(space, 3, sit, spec.solver_config("float32"))
         np.testing.assert_allclose(part["values"][i], exact, atol=1e-5)
+
+
+def test_situations_drawn_on_one_board_are_held_out_together(tmp_path: Path) -> None:
+    """``--per-board`` situations share a board, so they are one group: the validation split holds out
+    whole boards (a board's other situations in training would make the validation loss partly a
+    training loss), where the split by row puts some boards on both sides."""
+    out = tmp_path / "t"
+    argv = ["--street", "river", "--teacher", RIVER, "--per-board", "4", "--situations", "40", "--shard-size", "20"]
+    assert _generate(*argv, "--seed", "5", "--out", str(out)) == 0
+    _, encoder, _ = load_teacher(RIVER, float(sum(load_game("hunl").stack)))
+    rows = load_datasets([out], encoder)
+    np.testing.assert_array_equal(rows.groups, np.arange(40) // 4)
+    boards = np.concatenate([part["boards"] for part in load_shards(out)])
+    assert all((boards[rows.groups == g] == boards[4 * g]).all() for g in range(10))
+    spec = TrainSpec(validation_fraction=0.25, seed=2)
+    val, kept = validation_split(40, spec, groups=rows.groups)
+    assert len(val) == 12 and len(val) + len(kept) == 40  # 10 rows asked: three whole boards
+    assert not set(rows.groups[val]) & set(rows.groups[kept])
+    by_row, rest = validation_split(40, spec)
+    assert set(rows.groups[by_row]) & set(rows.groups[rest])  # what the split by row did
+    table, _, extra = street_abstraction("river", 200)
+    run = TrainSpec(epochs=1, batch_size=8, hidden=16, layers=2, validation_fraction=0.25, seed=2)
+    args = {"buckets": 200, "extra": 0, "spec": run, "model_name": "r", "progress": False, "extra_manifest": extra}
+    train([out], tmp_path / "net", encoder=SituationEncoder(table, 40000.0), **args)
+    assert load_value_net(tmp_path / "net" / "r.pt")[1]["training_situations"] == len(kept) == 28  # not 30
+
+
+def test_rows_that_are_their_own_group_split_as_before() -> None:
+    """Data drawn one situation per board keeps the split (and so the recorded validation losses) of
+    every network trained before groups existed; one group alone is split by row."""
+    spec = TrainSpec(validation_fraction=0.1, seed=7)
+    for groups in (np.arange(50), np.zeros(50, dtype=np.int64)):
+        val, kept = validation_split(50, spec, groups=groups)
+        old_val, old_kept = validation_split(50, spec)
+        np.testing.assert_array_equal(val, old_val)
+        np.testing.assert_array_equal(kept, old_kept)
+    uneven = np.repeat(np.arange(6), [1, 9, 2, 20, 3, 15])
+    val, kept = validation_split(50, TrainSpec(validation_fraction=0.5, seed=1), groups=uneven)
+    assert len(val) >= 25 and len(kept) > 0 and not set(uneven[val]) & set(uneven[kept])
 
 
 def test_one_situation_per_board_draws_as_before() -> None:
