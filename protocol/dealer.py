@@ -46,6 +46,9 @@ VERSION_LINE = re.compile(r"VERSION:\s*([+-]?\d+)\.\s*([+-]?\d+)\.\s*([+-]?\d+)"
 DEFAULT_T_RESPONSE_MS = 600_000
 DEFAULT_T_HAND_MS = 600_000
 DEFAULT_T_PER_HAND_MS = 7_000
+#: the longest time limit taken (~115 days): socket and select() timeouts overflow the platform's time_t
+#: near 9.2e9 seconds, and a longer limit is a typo
+MAX_TIME_MS = 10**10
 
 
 class DealerAbort(RuntimeError):
@@ -707,6 +710,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for flag in ("t_response", "t_hand", "t_per_hand"):
         if getattr(args, flag) < 0:
             print(f"ERROR: --{flag} {getattr(args, flag)} is negative", file=sys.stderr)
+            return 1
+    for flag in ("t_response", "t_hand", "t_per_hand", "start_timeout"):
+        if getattr(args, flag) > MAX_TIME_MS:
+            print(f"ERROR: --{flag} {getattr(args, flag)} is more than {MAX_TIME_MS} ms", file=sys.stderr)
             return 1
     if not args.no_log or args.transactions:  # before the ports are printed: a harness then starts its clients
         folder = Path(args.log_dir)

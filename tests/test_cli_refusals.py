@@ -103,6 +103,16 @@ def test_bench_counts_that_would_hang_or_do_nothing_are_refused(argv: list[str],
         (["bench", "blueprint", "--game", "leduc", "--clusters", "50", "--workers", ""], "--clusters 50: 50 public clusters"),
         (["eval", "exploitability", "--game", "leduc", "--iterations", "0"], "argument --iterations: '0' must be at least 1"),
         (["eval", "aivat", "--game", "leduc", "--hands", "2", "--iterations", "0"], "argument --iterations"),
+        # gigabytes of planned chunks before the first hand; a process per worker, chunks or not
+        (["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", str(10**20)], "--hands must be"),
+        (["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "0"], "--hands must be from 1"),
+        (
+            ["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "2", "--workers", "0"],
+            "--workers",
+        ),
+        # OverflowError tracebacks from the sockets' timeouts
+        (["match", "leduc", "2", "random", "random", "--start-timeout", "1e300"], "--start-timeout 1e+300 is not a positive"),
+        (["match", "leduc", "2", "random", "random", "--t_hand", str(10**13)], "--t_hand 10000000000000 is not a positive"),
     ],
 )
 def test_bench_and_eval_values_that_crashed_are_one_line(

@@ -16,7 +16,6 @@ which names the shipped models of the installed package.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import types
 import typing
@@ -28,6 +27,7 @@ import yaml
 
 from agent.common.yaml_files import load_yaml
 from models import MODELS_DIR
+from protocol.dealer import MAX_TIME_MS
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[2] / "config.yaml"
 #: where the built-in defaults' relative paths point: the folder holding the shipped ``models/``
@@ -39,6 +39,11 @@ MAX_SEED = 2**32 - 1
 #: more threads than this is a typo, not a machine: torch's OpenMP pool failed to start 16,384 threads
 #: (libgomp: thread creation failed) and segfaulted at 100,000 on a 2-core machine; 4,096 still ran
 MAX_THREADS = 1024
+#: the longest wait the client takes (~115 days): socket timeouts overflow the platform's time_t near 9.2e9 s
+MAX_TIMEOUT_S = 10**7
+#: the most CFR iterations per re-solve taken (DeepStack used 1000-2000): start-up solves the first states
+#: with them and no clock, so a typo here was a bot that never took its seat
+MAX_ITERATIONS = 1_000_000
 #: field metadata of a path read by the bot (checked at start-up; falls back to a shipped model)
 MODEL_PATH = {"path": "model"}
 #: field metadata of a path the program writes (a log, a cache)
@@ -78,11 +83,15 @@ class ClientConfig:
 
     def __post_init__(self) -> None:
         # finite: the socket's timeout and the connect deadline take no infinity (null is "forever")
-        if not 0 < self.connect_timeout_s < math.inf:
-            raise ConfigError(f"client.connect_timeout_s: {self.connect_timeout_s} is not a finite positive number of seconds")
-        if self.read_timeout_s is not None and not 0 < self.read_timeout_s < math.inf:
+        if not 0 < self.connect_timeout_s <= MAX_TIMEOUT_S:
             raise ConfigError(
-                f"client.read_timeout_s: {self.read_timeout_s} is not a finite positive number of seconds (null waits forever)"
+                f"client.connect_timeout_s: {self.connect_timeout_s} is not a finite positive number of seconds "
+                f"(at most {MAX_TIMEOUT_S})"
+            )
+        if self.read_timeout_s is not None and not 0 < self.read_timeout_s <= MAX_TIMEOUT_S:
+            raise ConfigError(
+                f"client.read_timeout_s: {self.read_timeout_s} is not a finite positive number of seconds "
+                f"(at most {MAX_TIMEOUT_S}; null waits forever)"
             )
 
 
@@ -102,6 +111,8 @@ class LeducBotConfig:
     def __post_init__(self) -> None:
         if self.iterations < 1:  # no iteration leaves the uniform strategy: a bot that plays at random
             raise ConfigError(f"iterations: {self.iterations} must be at least 1")
+        if self.iterations > MAX_ITERATIONS:
+            raise ConfigError(f"iterations: {self.iterations} is more than {MAX_ITERATIONS}")
 
 
 @dataclass(frozen=True)
@@ -125,6 +136,8 @@ class StreetConfig:
     def __post_init__(self) -> None:
         if self.iterations < 1:  # checked first: the skip's bound below is the iterations
             raise ConfigError(f"iterations: {self.iterations} must be at least 1")
+        if self.iterations > MAX_ITERATIONS:
+            raise ConfigError(f"iterations: {self.iterations} is more than {MAX_ITERATIONS}")
         if not 0 <= self.skip < self.iterations:
             raise ConfigError(f"skip: {self.skip} must be >= 0 and below the iterations ({self.iterations})")
         if not (self.checkdown_spr >= 0 and self.checkdown_spr < float("inf")):
@@ -233,6 +246,9 @@ class TimeConfig:
         for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms", "min_iterations"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"{key}: {getattr(self, key)} is not positive")
+        for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms"):
+            if getattr(self, key) > MAX_TIME_MS:
+                raise ConfigError(f"{key}: {getattr(self, key)} is more than {MAX_TIME_MS} ms")
         # above 1 the bot plans more time than the dealer gives; above 0.9 too little is left for what
         # the bot cannot time (reading, answering, other programs: ~26 ms a decision measured)
         if not 0.0 < self.safety <= MAX_SAFETY:
@@ -505,4 +521,6 @@ def load_config(path: str | Path | None = None) -> Config:
         data = load_yaml(text)  # a key given twice is refused, not the last one kept
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_error(path, exc)) from None
+    except (ValueError, RecursionError) as exc:  # a number of > 4300 digits; lists nested thousands deep
+        raise ConfigError(f"{path}: not a config YAML reads: {str(exc)[:200] or type(exc).__name__}") from None
     return config_from_dict(data or {}, str(path), base=path.resolve().parent, lines=_key_lines(text))

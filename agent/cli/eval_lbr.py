@@ -26,6 +26,12 @@ from protocol.gamedef import Game, GameDefError, load_game
 #: one example per tool (each --help ends with it)
 
 
+#: the most hands one LBR run takes
+MAX_LBR_HANDS = 10**8
+#: the most worker processes one LBR run starts
+MAX_WORKERS = 1024
+
+
 def bot_key(game: Game, config_path: str | None) -> str:
     """What the DeepStack bot's play depends on (the start cache's key: the game, the bot's
     settings, its model files by sha256 and the solving code), so a folder of chunks is not
@@ -79,6 +85,11 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         factory = ProviderFactory(args.game, args.bot, args.config, args.iterations)
         if args.chunk < 1:
             raise ValueError(f"--chunk must be at least 1, not {args.chunk}")
+        # the chunks are planned up front: 10**20 hands was gigabytes of plans before the first hand
+        if not 1 <= args.hands <= MAX_LBR_HANDS:
+            raise ValueError(f"--hands must be from 1 to {MAX_LBR_HANDS}, not {args.hands}")
+        if not 1 <= args.workers <= MAX_WORKERS:  # each is a process: a typo here was a fork bomb
+            raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
         factory()  # fail now (bad model, bad bot) rather than in a worker
         out = Path(args.out) if args.out else None
         if out is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from agent.cli.play import plan_with_limits
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.match import check_log_dir, check_seat_program, new_log_dir, parse_seat, run_match
 from agent.nets.manifest import ModelError
+from protocol.dealer import MAX_TIME_MS
 from protocol.logs import configure_logging
 
 SEATS_HELP = (
@@ -117,12 +117,17 @@ def _run_match(args: argparse.Namespace) -> int:
         print("deepstack match: error: HANDS must be positive", file=sys.stderr)
         return 2
     for flag in ("t_response", "t_hand", "t_per_hand"):
-        if getattr(args, flag) <= 0:
-            print(f"deepstack match: error: --{flag} {getattr(args, flag)} is not a positive number of ms", file=sys.stderr)
+        if not 0 < getattr(args, flag) <= MAX_TIME_MS:
+            print(
+                f"deepstack match: error: --{flag} {getattr(args, flag)} is not a positive number of ms up to {MAX_TIME_MS}",
+                file=sys.stderr,
+            )
             return 2
-    if not 0 < args.start_timeout < math.inf:
+    if not 0 < args.start_timeout <= MAX_TIME_MS / 1000:
         print(
-            f"deepstack match: error: --start-timeout {args.start_timeout} is not a positive number of seconds", file=sys.stderr
+            f"deepstack match: error: --start-timeout {args.start_timeout} is not a positive number of seconds up to "
+            f"{MAX_TIME_MS // 1000}",
+            file=sys.stderr,
         )
         return 2
     # built-in seats budget their thinking from the limits this dealer enforces ('cmd:' seats are

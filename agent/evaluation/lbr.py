@@ -645,6 +645,7 @@ def run_lbr(
         if progress is not None:
             progress(len(values))
 
+    workers = min(workers, len(todo))  # no process without a chunk to play
     if workers <= 1:
         for first, count in todo:
             save(first, _chunk_job(game, make_bot, setting, first, count, seed))

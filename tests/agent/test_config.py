@@ -52,6 +52,12 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"seed": -1}, "seed: -1 is outside 0..4294967295"),
         ({"threads": -1}, "threads: -1 is negative (0: one per core)"),
         ({"threads": 100000}, "threads: 100000 is more than 1024 (0: one per core)"),
+        # tracebacks or a bot that never took its seat, before these had ceilings
+        ({"client": {"connect_timeout_s": 1e10}}, "client.connect_timeout_s: 10000000000.0 is not a finite positive number"),
+        ({"client": {"read_timeout_s": 1e300}}, "client.read_timeout_s: 1e+300 is not a finite positive number"),
+        ({"bot": {"time": {"t_per_hand_ms": 10**400}}}, "bot.time.t_per_hand_ms: 1000000000"),
+        ({"bot": {"leduc": {"iterations": 2**63}}}, "bot.leduc.iterations: 9223372036854775808 is more than 1000000"),
+        ({"bot": {"hunl": {"preflop": {"iterations": 10**30}}}}, "is more than 1000000"),
         ({"seed": 2**32}, "seed: 4294967296 is outside 0..4294967295"),
         ({"bot": {"hunl": {"warm_start": {"weight": 1.5}}}}, "bot.hunl.warm_start.weight: 1.5 is not in [0, 1)"),
         ({"bot": {"hunl": {"warm_start": {"mode": "bold"}}}}, "bot.hunl.warm_start.mode: 'bold' is not one of"),
@@ -98,7 +104,8 @@ def test_yaml_infinities_and_number_keys_are_refused_with_their_line(tmp_path: P
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert (
-        str(info.value) == f"{path}:3: client.read_timeout_s: inf is not a finite positive number of seconds (null waits forever)"
+        str(info.value) == f"{path}:3: client.read_timeout_s: inf is not a finite positive number of seconds "
+        "(at most 10000000; null waits forever)"
     )
     path.write_text("seed: 1\n1: a\nfoo: b\n")  # keys of two types: sorted as text, both named
     with pytest.raises(ConfigError) as info:
@@ -347,3 +354,16 @@ def test_a_copy_of_config_and_models_elsewhere_is_checked_against_its_own_manife
         f.write(b"\0" * 8)
     with pytest.raises(ModelError, match="does not match the manifest"):
         checked_file(config.bot.leduc.value_net)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("threads: " + "9" * 5000 + "\n", "Exceeds the limit"), ("a: " + "[" * 5000 + "]" * 5000 + "\n", "maximum recursion depth")],
+)
+def test_numbers_and_nesting_yaml_cannot_read_are_one_line(tmp_path: Path, text: str, problem: str) -> None:
+    """A 5000-digit number and lists nested 5000 deep were tracebacks out of the YAML reader."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: not a config YAML reads: ") and problem in str(info.value)

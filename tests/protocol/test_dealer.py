@@ -230,6 +230,9 @@ def test_dealer_command_refuses_a_bad_name_with_one_line(capsys: pytest.CaptureF
     ("extra", "message"),
     [
         (["--t_response", "-5"], "ERROR: --t_response -5 is negative"),
+        # a traceback (select()'s timeout overflowing time_t) before limits had a ceiling
+        (["--start_timeout", "10000000000000"], "ERROR: --start_timeout 10000000000000 is more than 10000000000 ms"),
+        (["--t_hand", "10000000000000"], "ERROR: --t_hand 10000000000000 is more than 10000000000 ms"),
         (["--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: "),
         (["-T", "--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: "),
     ],
