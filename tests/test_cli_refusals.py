@@ -113,6 +113,19 @@ def test_bench_counts_that_would_hang_or_do_nothing_are_refused(argv: list[str],
         # OverflowError tracebacks from the sockets' timeouts
         (["match", "leduc", "2", "random", "random", "--start-timeout", "1e300"], "--start-timeout 1e+300 is not a positive"),
         (["match", "leduc", "2", "random", "random", "--t_hand", str(10**13)], "--t_hand 10000000000000 is not a positive"),
+        # allocation tracebacks or memory growing without end
+        (
+            ["train", "--game", "leduc", "--data", "d", "--out", "o", "--name", "n", "--hidden", "1000000"],
+            "--hidden must be from 1 to 16384",
+        ),
+        (
+            ["train", "--game", "leduc", "--data", "d", "--out", "o", "--name", "n", "--layers", "100000000"],
+            "--layers from 1 to 100",
+        ),
+        (["campaign", "--budget", "30s", "--out", "o", "--workers", "1000000000"], "--workers must be from 1 to 1024"),
+        (["buckets", "--street", "flop", "--bins", "1000000000"], "'1000000000' is more than 1000 bins"),
+        (["eval", "plot", "x", "--limit-ms", "nan"], "'nan' is not a finite number"),
+        (["eval", "plot", "x", "--limit-ms", "-5"], "'-5' is not a positive number of ms"),
     ],
 )
 def test_bench_and_eval_values_that_crashed_are_one_line(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agent.cli.common import (
     HelpFormatter,
+    bins,
     example,
     path_arg,
     positive_int,
@@ -37,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--boards", type=positive_int, default=400, help="random boards whose hands are clustered (default 400)")
     p.add_argument("--sample", type=positive_int, default=100_000, help="hands sampled for k-means (default 100000)")
     p.add_argument("--iterations", type=positive_int, default=20, help="k-means iterations (default 20)")
-    p.add_argument("--bins", type=positive_int, default=50, help="equity histogram bins (default 50)")
+    p.add_argument("--bins", type=bins, default=50, help="equity histogram bins, at most 1000 (default 50)")
     p.add_argument("--preflop-boards", type=positive_int, default=10_000, help="random boards of the pre-flop matrix")
     p.add_argument("--seed", type=seed, default=0, help="seed of the boards and of k-means")
     p.add_argument("--out", type=path_arg, default="models/holdem", help="output folder (default models/holdem)")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agent.bots.config import MAX_SEED
-from agent.cli.common import HelpFormatter, example, path_arg, seed
+from agent.cli.common import MAX_HIDDEN, MAX_LAYERS, MAX_WORKERS, HelpFormatter, example, path_arg, seed
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.campaign import STAGES, CampaignSpec, parse_budget, run_campaign
@@ -113,9 +113,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"deepstack campaign: error: {exc}", file=sys.stderr)
         return 2
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
-    if workers <= 0 or args.hidden <= 0 or args.layers <= 0 or not 0 < args.gpu_workers <= workers:
+    if (
+        not 0 < workers <= MAX_WORKERS
+        or not 0 < args.hidden <= MAX_HIDDEN
+        or not 0 < args.layers <= MAX_LAYERS
+        or not 0 < args.gpu_workers <= workers
+    ):
         print(
-            "deepstack campaign: error: --workers, --hidden and --layers must be positive, --gpu-workers from 1 to --workers",
+            f"deepstack campaign: error: --workers must be from 1 to {MAX_WORKERS}, --hidden from 1 to {MAX_HIDDEN}, "
+            f"--layers from 1 to {MAX_LAYERS}, --gpu-workers from 1 to --workers",
             file=sys.stderr,
         )
         return 2

@@ -103,12 +103,36 @@ def count(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def bins(text: str) -> int:
+    """Equity-histogram bins per hand, 1 to 1000 (a billion was a 9.65 TiB allocation traceback)."""
+    value = _int_at_least(text, 1)
+    if value > 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than 1000 bins")
+    return value
+
+
 def _int_at_least(text: str, low: int) -> int:
     value = _whole(text)
     if value is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
     if value < low:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least {low}")
+    return value
+
+
+#: the widest and deepest value network the training commands take: the shipped ones are 7 x 500, and
+#: a million units or layers was an allocation traceback or memory growing until the machine gave out
+MAX_HIDDEN = 16384
+MAX_LAYERS = 100
+#: the most worker processes a command starts (each is a process: a typo here was a fork bomb)
+MAX_WORKERS = 1024
+
+
+def positive_ms(text: str) -> float:
+    """A finite positive number of milliseconds (0, negative, nan or inf drew nothing or overflowed)."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of ms")
     return value
 
 

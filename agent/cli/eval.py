@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, is_leduc, leduc_settings
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, path_arg, positive_int, seed
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, path_arg, positive_int, positive_ms, seed
 from agent.cli.eval_aivat import run_aivat_cli, run_aivat_log_cli
 from agent.cli.eval_lbr import run_lbr_cli, run_lbr_paired_cli
 from agent.cli.eval_plot import run_plot_cli
@@ -246,7 +246,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--game", default=None, help="game (default: from the dealer log header or the LBR run.json)")
     q.add_argument(
         "--limit-ms",
-        type=float,
+        type=positive_ms,
         default=None,
         help="dealer's per-hand average to draw (default: the dealer log's --t_per_hand, else 7000)",
     )

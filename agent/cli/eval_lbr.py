@@ -14,7 +14,7 @@ from tqdm import tqdm
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import section_key
 from agent.bots.start_cache import start_key
-from agent.cli.common import dumps
+from agent.cli.common import MAX_WORKERS, dumps
 from agent.common.files import write_text
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
 from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
@@ -28,8 +28,6 @@ from protocol.gamedef import Game, GameDefError, load_game
 
 #: the most hands one LBR run takes
 MAX_LBR_HANDS = 10**8
-#: the most worker processes one LBR run starts
-MAX_WORKERS = 1024
 
 
 def bot_key(game: Game, config_path: str | None) -> str:

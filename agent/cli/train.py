@@ -9,6 +9,8 @@ from pathlib import Path
 
 from agent.cli.common import (
     GAME_HELP,
+    MAX_HIDDEN,
+    MAX_LAYERS,
     HelpFormatter,
     example,
     load_game_or_exit,
@@ -99,8 +101,8 @@ def _run_train(args: argparse.Namespace) -> int:
     wrong = [
         f"--{name.replace('_', '-')} {value}"
         for name, value, ok in (
-            ("hidden", args.hidden, args.hidden >= 1),
-            ("layers", args.layers, args.layers >= 1),
+            ("hidden", args.hidden, 1 <= args.hidden <= MAX_HIDDEN),
+            ("layers", args.layers, 1 <= args.layers <= MAX_LAYERS),
             ("lr", args.lr, args.lr > 0),
             ("lr_late", args.lr_late, args.lr_late >= 0),
             ("lr_drop_epoch", args.lr_drop_epoch, args.lr_drop_epoch >= 0),
@@ -110,7 +112,8 @@ def _run_train(args: argparse.Namespace) -> int:
     ]
     if wrong:  # a network of no width, a negative decay (silently plain Adam), ...: nothing worth training
         print(
-            f"deepstack train: error: {', '.join(wrong)}: --hidden and --layers must be at least 1, --lr positive, "
+            f"deepstack train: error: {', '.join(wrong)}: --hidden must be from 1 to {MAX_HIDDEN}, --layers from 1 to "
+            f"{MAX_LAYERS}, --lr positive, "
             "--lr-late, --lr-drop-epoch and --weight-decay not negative",
             file=sys.stderr,
         )

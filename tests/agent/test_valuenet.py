@@ -1226,7 +1226,7 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--iterations", "turn=x"]) == 2
     assert "--iterations: 'turn=x' is not STREET=N" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "0"]) == 2
-    assert "--workers, --hidden and --layers must be positive" in capsys.readouterr().err
+    assert "--workers must be from 1 to 1024, --hidden from 1 to 16384, --layers from 1 to 100" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "2", "--gpu-workers", "3"]) == 2
     assert "--gpu-workers from 1 to --workers" in capsys.readouterr().err
 
