@@ -78,6 +78,13 @@ def row_groups(part: dict[str, np.ndarray], rows: int, per_board: int) -> np.nda
     return np.arange(rows, dtype=np.int64) // max(1, per_board)
 
 
+def _apart(groups: Sequence[np.ndarray]) -> np.ndarray:
+    """Group numbers of several shards or folders in one array, each part's shifted past the last's
+    (each part numbers its groups from 0)."""
+    shifts = np.cumsum([0] + [int(g.max()) + 1 if len(g) else 0 for g in groups[:-1]])
+    return np.concatenate([g + shift for g, shift in zip(groups, shifts)])
+
+
 def load_dataset(
     data_dir: Path,
     encoder: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
@@ -88,7 +95,6 @@ def load_dataset(
     xs, ys, ms, gs = [], [], [], []
     per_board = data_spec(data_dir).get("per_board", 1)
     per_board = per_board if isinstance(per_board, int) and not isinstance(per_board, bool) else 1
-    next_group = 0
     for part in load_shards(data_dir):
         if "inputs" in part:
             x, y, m = part["inputs"], part["targets"], part["masks"]
@@ -106,14 +112,13 @@ def load_dataset(
         groups = row_groups(part, len(x), per_board)
         if groups.shape != (len(x),) or (len(groups) and groups.min() < 0):
             raise ValueError(f"{data_dir}: a shard's source column does not give one group per row")
-        gs.append(groups + next_group)
-        next_group += int(groups.max()) + 1 if len(groups) else 0
+        gs.append(groups)
         xs.append(x)
         ys.append(y)
         ms.append(m)
         if bar is not None:
             bar.update(len(x))
-    return Rows(np.concatenate(xs), np.concatenate(ys), np.concatenate(ms), np.concatenate(gs))
+    return Rows(np.concatenate(xs), np.concatenate(ys), np.concatenate(ms), _apart(gs))
 
 
 def _generation_record(folder: Path) -> dict:
@@ -247,11 +252,7 @@ def load_datasets(
                 )
             for key in keys:
                 seen.setdefault(key, index)
-    offsets = np.cumsum([0] + [int(part.groups.max()) + 1 if len(part.groups) else 0 for part in parts[:-1]])
-    return Rows(
-        *(np.concatenate([part[i] for part in parts]) for i in range(3)),
-        np.concatenate([part.groups + offset for part, offset in zip(parts, offsets)]),
-    )
+    return Rows(*(np.concatenate([part[i] for part in parts]) for i in range(3)), _apart([part.groups for part in parts]))
 
 
 def data_provenance(data_dirs: Sequence[Path]) -> dict:
