@@ -268,6 +268,8 @@ def play_session(
     finally:
         sock.close()
         bot.end_match()
+    if buffer.pending and summary.ended != "interrupted":  # before the match's end: that stays the last record
+        log.warning("unterminated_line_at_eof", data=printable(buffer.pending[:200].decode("ascii", "backslashreplace")))
     if summary.ended == "lost" and summary.last_hand is None:
         summary.error = "the dealer closed the connection before sending a state" + (
             f" ({summary.error})" if summary.error else ""
@@ -286,8 +288,6 @@ def play_session(
             reason=summary.error,
             hands=summary.hands,
         )
-    if buffer.pending:
-        log.warning("unterminated_line_at_eof", data=printable(buffer.pending[:200].decode("ascii", "backslashreplace")))
     return summary
 
 

@@ -122,6 +122,38 @@ def test_a_silent_dealer_ends_the_match_only_with_a_read_timeout(hunl: Game) -> 
     assert summary.ended == "lost" and summary.decisions == 1
 
 
+def test_an_interrupted_match_ends_its_log_with_the_match_end_not_a_half_received_line(hunl: Game) -> None:
+    """Ctrl-C or SIGTERM while the next state is half received: the log's last record is the
+    match's end (what a person reading it looks for), and a line we cut is no dealer fault."""
+    import structlog
+
+    from protocol.client import play_session
+
+    class Interrupted(BaseBot):
+        def act(self, view: MatchState) -> Action:
+            raise KeyboardInterrupt
+
+    ours, dealer = socket.socketpair()
+    dealer.sendall(f"{HAND[1][0]}\r\n{HAND[2][0][:20]}".encode())
+    with structlog.testing.capture_logs() as logs:
+        summary = play_session(ours, hunl, Interrupted())
+    dealer.close()
+    assert summary.ended == "interrupted"
+    assert [entry["event"] for entry in logs] == ["match_not_finished"]
+    # the dealer closing in the middle of a line still says so, before the match's end
+    ours, dealer = socket.socketpair()
+    dealer.sendall(f"{HAND[1][0]}\r\n{HAND[2][0][:20]}".encode())
+    dealer.shutdown(socket.SHUT_WR)
+    with structlog.testing.capture_logs() as logs:
+        summary = play_session(ours, hunl, CallBot())
+    dealer.close()
+    assert summary.ended == "lost"
+    assert [entry["event"] for entry in logs if entry["event"] != "startup"] == [
+        "unterminated_line_at_eof",
+        "match_not_finished",
+    ]
+
+
 @pytest.mark.parametrize(("cut", "code"), [(9, 0), (3, 3)])
 def test_play_exit_code_tells_a_finished_match_from_a_lost_one(
     hunl: Game, cut: int, code: int, capsys: pytest.CaptureFixture[str]
