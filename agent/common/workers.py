@@ -22,13 +22,23 @@ def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, 
 
 
 def stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Stop the pool now, dropping the work in flight (``shutdown`` alone waits for it)."""
+    """Stop the pool now, dropping the work in flight (``shutdown`` alone waits for it).
+
+    The pool's manager thread is joined too: left running, it races the interpreter's exit, which
+    wakes it through a pipe it may be closing (SIGTERM to the group kills the workers under it),
+    a "Bad file descriptor" traceback after the clean message (CPython gh-125451: 3.11's wake-up pipe has no lock)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no public way before 3.14
-    pool.shutdown(wait=False, cancel_futures=True)
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown(wait=False) forgets it
+    try:
+        pool.shutdown(wait=False, cancel_futures=True)
+    except OSError:  # the same race: the manager closed its wake-up pipe as the workers died
+        pass
     for process in processes:
         process.terminate()
     for process in processes:
         process.join()
+    if manager is not None:
+        manager.join(timeout=30)  # it ends once it sees the workers gone
 
 
 @contextmanager
