@@ -96,7 +96,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="ALPHA,BETA,GAMMA",
         help="DCFR's regret discounts and averaging exponent for --algorithm dcfr / dcfr+ (default 1.5,-inf,4: "
         "negative regrets reset every iteration, average weighted by t^4; DCFR's published choice is 1.5,0,2, "
-        "what data made before this option was solved with)",
+        "what data made before this option was solved with; ALPHA and BETA at most 50, GAMMA at most 5)",
     )
     p.add_argument("--seed", type=seed, default=0, help="seed of the situations drawn (more data for a network: another seed)")
     p.add_argument(

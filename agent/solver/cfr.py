@@ -37,6 +37,13 @@ Algorithm = Literal["cfr+", "hybrid", "dcfr", "dcfr+"]
 INTERLEAVE_MIN_BYTES = 16 << 20
 
 
+#: DCFR's alpha and beta: t ** 50 stays a float64 over a million iterations
+MAX_EXPONENT = 50.0
+#: DCFR's gamma: the averages' weights sum to about T ** (gamma + 1) / (gamma + 1), which for a
+#: million iterations stays within float32 up to 5 (at 12, 3000 iterations of Leduc were NaN)
+MAX_GAMMA = 5.0
+
+
 @dataclass(frozen=True)
 class Variant:
     """Regret and averaging rules of a CFR variant.
@@ -62,10 +69,15 @@ class Variant:
             raise ValueError(f"unknown CFR algorithm {self.algorithm!r}; use cfr+, hybrid, dcfr or dcfr+")
         if self.skip < 0:
             raise ValueError("skip must be >= 0")
-        if not (math.isfinite(self.alpha) and math.isfinite(self.gamma) and self.alpha >= 0 and self.gamma >= 0):
-            raise ValueError(f"DCFR alpha and gamma must be finite and >= 0, not {self.alpha} and {self.gamma}")
-        if math.isnan(self.beta) or self.beta == math.inf:
-            raise ValueError(f"DCFR beta must be a number or -inf, not {self.beta}")
+        if not 0 <= self.alpha <= MAX_EXPONENT:  # False for nan too
+            raise ValueError(f"DCFR alpha must be between 0 and {MAX_EXPONENT}, not {self.alpha}")
+        if not (self.beta <= MAX_EXPONENT or self.beta == -math.inf):
+            raise ValueError(f"DCFR beta must be a number up to {MAX_EXPONENT} or -inf, not {self.beta}")
+        if not 0 <= self.gamma <= MAX_GAMMA:
+            raise ValueError(
+                f"DCFR gamma must be between 0 and {MAX_GAMMA}, not {self.gamma}: the averages sum t^gamma, "
+                "and past that a long solve's float32 sums overflow"
+            )
 
     @property
     def floors_regrets(self) -> bool:

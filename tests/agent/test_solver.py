@@ -62,7 +62,11 @@ def test_dcfr_parameters_reach_the_variant() -> None:
     assert v.discount(1) == (0.5, 0.0) and v.discount(3) == pytest.approx((9 / 10, 0.0))
     assert v.average_weight(3) == 81.0
     assert Variant("dcfr").discount(1) == (0.5, 0.5)
-    for bad in ({"alpha": math.nan}, {"gamma": -1.0}, {"beta": math.inf}, {"beta": math.nan}):
+    bad_values = [{"alpha": math.nan}, {"gamma": -1.0}, {"beta": math.inf}, {"beta": math.nan}, {"gamma": math.nan}]
+    # ceilings: t ** alpha overflowed Python floats at 400; a gamma of 12 made 3000 iterations NaN
+    bad_values += [{"alpha": 400.0}, {"beta": 400.0}, {"gamma": 12.0}, {"alpha": -1.0}]
+    assert Variant("dcfr", alpha=50.0, beta=-1000.0, gamma=5.0).discount(10**6)[1] == 0.0
+    for bad in bad_values:
         with pytest.raises(ValueError):
             Variant("dcfr", **bad)
 
