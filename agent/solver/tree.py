@@ -17,6 +17,15 @@ from enum import Enum
 
 from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, HandState, raise_to
 
+#: the most nodes a tree may have: about 1 GB of Python objects (a hold'em tree from the first
+#: action with two bet sizes and four raises a round has 282k); a lookahead of it would not fit
+#: anyway, and a bet abstraction past it (many sizes, many raises) failed only when memory ran out
+MAX_TREE_NODES = 1_000_000
+
+
+class TreeTooLarge(ValueError):
+    """The bet abstraction makes a tree of more than its allowed nodes."""
+
 
 class NodeKind(Enum):
     """What a public tree node is: a player's decision, a fold or a showdown (terminal), a chance node
@@ -139,6 +148,7 @@ def build_tree(
     sizing: BetSizing | Sequence[BetSizing],
     last_round: int | None = None,
     root_action: Action | None = None,
+    max_nodes: int = MAX_TREE_NODES,
 ) -> Node:
     """The public tree below ``root``.
 
@@ -146,7 +156,8 @@ def build_tree(
     ``last_round`` is the depth limit: the tree stops at the end of that round
     (LEAF nodes); None solves to the end of the game. ``root_action`` is a legal action
     the root offers besides the abstraction's (an opponent's real bet, when a re-solve
-    starts before it); the decision below it gets the bet sizes of a root.
+    starts before it); the decision below it gets the bet sizes of a root. More than
+    ``max_nodes`` nodes: :class:`TreeTooLarge`, found while building (not when memory runs out).
     """
     if root.finished:
         raise ValueError("the root state is terminal: there is nothing to solve")
@@ -161,12 +172,35 @@ def build_tree(
         raise ValueError(f"depth limit round {limit} is outside {root.round}..{game.num_rounds - 1}")
     if root_action is not None and not root.is_legal(root_action):
         raise ValueError(f"root action {root_action} is not legal at the root")
-    return _build(root, per_round, limit, depth=0, decisions=0, extra=root_action)
+    budget = _Budget(max_nodes)
+    return _build(root, per_round, limit, budget, depth=0, decisions=0, extra=root_action)
+
+
+class _Budget:
+    """The nodes a tree being built may still have."""
+
+    def __init__(self, nodes: int) -> None:
+        self.limit = self.left = nodes
+
+    def take(self) -> None:
+        if self.left <= 0:
+            raise TreeTooLarge(
+                f"the bet abstraction makes a tree of more than {self.limit:,} nodes: "
+                "use fewer bet sizes or fewer bets and raises per round"
+            )
+        self.left -= 1
 
 
 def _build(
-    state: HandState, sizing: list[BetSizing], limit: int, depth: int, decisions: int, extra: Action | None = None
+    state: HandState,
+    sizing: list[BetSizing],
+    limit: int,
+    budget: _Budget,
+    depth: int,
+    decisions: int,
+    extra: Action | None = None,
 ) -> Node:
+    budget.take()
     if state.finished and not state.is_showdown:
         return Node(NodeKind.FOLD, state, depth)
     if state.board_cards_needed:
@@ -175,7 +209,7 @@ def _build(
         if next_round > limit:
             return Node(NodeKind.LEAF, state, depth, next_round=next_round)
         below = _dealt(state, next_round)
-        child = _build(below, sizing, limit, depth + 1, decisions)
+        child = _build(below, sizing, limit, budget, depth + 1, decisions)
         return Node(NodeKind.CHANCE, state, depth, children=[child], next_round=next_round)
     if state.finished:
         return Node(NodeKind.SHOWDOWN, state, depth)
@@ -192,7 +226,7 @@ def _build(
         node.actions.append(action)
         # below the root action the decision re-solved for keeps a root's bet sizes
         below = decisions if (extra is not None and action == extra) else decisions + 1
-        node.children.append(_build(state.apply(action), sizing, limit, depth + 1, below))
+        node.children.append(_build(state.apply(action), sizing, limit, budget, depth + 1, below))
     return node
 
 

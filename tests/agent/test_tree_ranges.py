@@ -95,6 +95,18 @@ def test_tree_shapes(hunl: Game, leduc_limit: Game) -> None:
     assert all(a.kind is not ActionKind.RAISE or a.size == 0 for n in leduc.walk() for a in n.actions)
 
 
+def test_a_tree_past_its_node_ceiling_is_refused_while_it_is_built(leduc_limit: Game) -> None:
+    """Many sizes and raises made trees that grew until memory ran out; the builder counts and
+    stops at its ceiling (a million nodes by default) with what to change."""
+    from agent.solver.tree import MAX_TREE_NODES, TreeTooLarge
+
+    nodes = sum(count_nodes(build_tree(HandState.initial(leduc_limit), FCPA)).values())
+    assert sum(count_nodes(build_tree(HandState.initial(leduc_limit), FCPA, max_nodes=nodes)).values()) == nodes
+    with pytest.raises(TreeTooLarge, match=f"more than {nodes - 1:,} nodes: use fewer bet sizes"):
+        build_tree(HandState.initial(leduc_limit), FCPA, max_nodes=nodes - 1)
+    assert issubclass(TreeTooLarge, ValueError) and MAX_TREE_NODES == 1_000_000
+
+
 def test_tree_refuses_terminal_and_incomplete_roots(hunl: Game) -> None:
     with pytest.raises(ValueError, match="terminal"):
         build_tree(HandState.initial(hunl).apply(FOLD), FCPA)
