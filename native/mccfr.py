@@ -103,7 +103,8 @@ class Deals:
     def __post_init__(self) -> None:
         object.__setattr__(self, "buckets", exact_integers(self.buckets, np.int32, "deal buckets"))
         object.__setattr__(self, "outcome", exact_integers(self.outcome, np.int8, "deal outcomes"))
-        object.__setattr__(self, "weight", np.ascontiguousarray(self.weight, dtype=np.float32))
+        with np.errstate(over="ignore"):  # past float32's range is inf, refused just below
+            object.__setattr__(self, "weight", np.ascontiguousarray(self.weight, dtype=np.float32))
         n, k = self.outcome.shape
         if self.buckets.shape[:3] != (n, k, 2) or self.weight.shape != (n, k):
             raise ValueError(f"deals: buckets {self.buckets.shape}, outcome {self.outcome.shape}, weight {self.weight.shape}")

@@ -71,14 +71,17 @@ class Peer:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         reader = conn.makefile("rb")
         self.version = reader.readline()
-        for line in self.extra_lines:
-            conn.sendall(line.encode() + b"\r\n")
-        for line, expect in self.script:
-            for byte in (line + "\r\n").encode():
-                conn.sendall(bytes([byte]))
-            if expect is not None:
-                self.replies.append(reader.readline().decode().rstrip("\r\n"))
-        time.sleep(self.silent_s)
+        try:  # a client that ends the match at once (a state of another game) closes under us
+            for line in self.extra_lines:
+                conn.sendall(line.encode() + b"\r\n")
+            for line, expect in self.script:
+                for byte in (line + "\r\n").encode():
+                    conn.sendall(bytes([byte]))
+                if expect is not None:
+                    self.replies.append(reader.readline().decode().rstrip("\r\n"))
+            time.sleep(self.silent_s)
+        except OSError:
+            pass
         conn.close()
         self.sock.close()
 
