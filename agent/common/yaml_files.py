@@ -1,5 +1,5 @@
 """YAML files the product reads (``config.yaml``, ``spots.yaml``): PyYAML's safe loader, refusing a
-key given twice in one mapping.
+key given twice in one mapping, and reading numbers as YAML 1.2 does.
 
 ``yaml.safe_load`` keeps the last of two equal keys without a word, so an edit that adds a setting
 already set further down is silently overridden. Here, in the lowest layer of ``agent``, so every
@@ -8,11 +8,24 @@ layer that reads a YAML file can use it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+# YAML 1.1 (PyYAML) reads ``1e3`` as a string (a float needs a dot) and ``1:30`` as 90 (base 60): a
+# setting written so was refused as "not a number", or taken as another number. YAML 1.2's rules:
+_INT = re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
+    r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)"
+    r"|\.(?:nan|NaN|NAN))$"
+)
 
 
 class UniqueKeyLoader(yaml.SafeLoader):
@@ -36,6 +49,14 @@ class UniqueKeyLoader(yaml.SafeLoader):
                         None, None, f"duplicate key {key!r} (first on line {first.line + 1})", key_node.start_mark
                     )
         return super().construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+UniqueKeyLoader.add_implicit_resolver(_INT_TAG, _INT, list("-+0123456789"))
+UniqueKeyLoader.add_implicit_resolver(_FLOAT_TAG, _FLOAT, list("-+0123456789."))
 
 
 def load_yaml(text: str) -> Any:

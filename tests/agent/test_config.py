@@ -4,6 +4,7 @@ wrong; paths in a file resolve against the file's folder."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -166,6 +167,31 @@ def test_a_key_given_twice_is_refused_at_its_second_line(tmp_path: Path, text: s
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value) == f"{path}:{where}: not valid YAML: duplicate key {key!r} (first on line {first})"
+
+
+def test_yaml_numbers_read_as_yaml_1_2_reads_them() -> None:
+    """PyYAML (YAML 1.1) reads ``1e3`` as a string and ``1:30`` as 90 (base 60): a range ``99:0.75``
+    given alone became the number 5940.75, and ``think_ms: 1e3`` was refused as not a number."""
+    import yaml
+
+    from agent.common.yaml_files import load_yaml
+
+    text = "a: 1e3\nb: -2.5E-3\nc: 1:30\nd: 99:0.75\ne: 1_000\nf: .5\ng: -.inf\nh: 1e\ni: 0x10\nj: 1.5e3\n"
+    assert yaml.safe_load(text)["d"] == 5940.75  # what the plain safe loader does
+    got = load_yaml(text)
+    assert got == {
+        "a": 1000.0,
+        "b": -0.0025,
+        "c": "1:30",
+        "d": "99:0.75",
+        "e": 1000,
+        "f": 0.5,
+        "g": -math.inf,
+        "h": "1e",
+        "i": 16,
+        "j": 1500.0,
+    }
+    assert math.isnan(load_yaml("x: .nan")["x"]) and load_yaml("x: 1e300")["x"] == 1e300
 
 
 def test_yaml_merge_keys_still_override() -> None:
