@@ -17,8 +17,6 @@ running the same seed with the names swapped is a duplicate match.
 
 from __future__ import annotations
 
-import argparse
-import os
 import re
 import select
 import socket
@@ -29,14 +27,15 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
 import numpy as np
 
 from protocol.actions import correct_action
 from protocol.client import LineBuffer, LineTooLong, printable
-from protocol.gamedef import DeckConvention, Game, GameDefError, load_game
-from protocol.matchstate import MatchState, MatchStateError, format_matchstate, format_state_line, parse_matchstate
+from protocol.gamedef import DeckConvention, Game
+from protocol.judge import judge_response
+from protocol.matchstate import format_matchstate, format_state_line
 from protocol.state import HandState
 from protocol.transactions import Transaction, TransactionError, drop_partial_line, read_transactions
 
@@ -546,226 +545,3 @@ class Dealer:
         st.think_us += record.response_us
         hand_used_us[actor] += record.response_us
         return state.apply(correction.action)
-
-
-@dataclass(frozen=True)
-class Response:
-    """What the dealer makes of one line from the seat it waits for."""
-
-    #: ``comment`` (skipped), ``ignored`` (skipped with ``warning`` printed) or ``action`` (the reply)
-    kind: Literal["comment", "ignored", "action"]
-    #: the text after the echoed state; None when the reply has none (a format error to correct)
-    action_text: str | None = None
-    warning: str = ""
-
-
-def judge_response(line: str | LineTooLong, state: HandState, actor: int) -> Response:
-    """Read a line of the acting seat as the ACPC dealer does: comments skipped, a reply whose state
-    is unreadable or not the one sent is ignored with a warning, else its action text is the reply
-    (corrected by :func:`protocol.actions.correct_action`). Pure, so it is tested line by line.
-
-    Like ``readMatchState``, the echoed state is the longest readable start of the line: cards
-    end where a character is not one, and a reply whose state is not followed by ``:`` has no
-    action (a format error the dealer turns into a call), rather than an unreadable state."""
-    if isinstance(line, LineTooLong):
-        return Response("ignored", warning=f"ignoring response: {line}")
-    if line[:1] in ("#", ";"):
-        return Response("comment")
-    fields = line.split(":")
-    try:  # the usual reply: STATE:ACTION
-        echoed = parse_matchstate(":".join(fields[:5]), state.game)
-        rest: str | None = ":".join(fields[5:]) if len(fields) >= 6 else None
-    except MatchStateError:
-        echoed, rest = _read_state_prefix(fields, state.game)
-        if echoed is None:
-            return Response("ignored", warning="bad state format in response")
-    if not _same_view(echoed.state, state, actor, echoed.position):
-        return Response("ignored", warning="ignoring un-requested response")
-    return Response("action", rest)
-
-
-def _read_state_prefix(fields: list[str], game: Game) -> tuple[MatchState | None, str | None]:
-    """The echoed state read from the longest start of the cards field that is one, and the
-    action after it (None unless a ``:`` follows the cards)."""
-    if len(fields) < 5:
-        return None, None
-    head = ":".join(fields[:4])
-    cards = ":".join(fields[4:])
-    longest = game.num_players * (2 * game.num_hole_cards + 1) + game.num_rounds + 2 * game.total_board_cards
-    for end in range(min(len(cards), longest), -1, -1):
-        try:
-            echoed = parse_matchstate(f"{head}:{cards[:end]}", game)
-        except MatchStateError:
-            continue
-        return echoed, cards[end + 1 :] if cards[end : end + 1] == ":" else None
-    return None, None
-
-
-def _same_view(echoed: HandState, state: HandState, actor: int, position: int) -> bool:
-    """ACPC ``matchStatesEqual``: position, hand, betting, board and the viewer's own cards."""
-    return (
-        position == actor
-        and echoed.hand_id == state.hand_id
-        and echoed.betting_string() == state.betting_string()
-        and echoed.board == state.board
-        and echoed.hole_cards[actor] == state.hole_cards[actor]
-    )
-
-
-# ---------------------------------------------------------------------- command line
-def build_parser() -> argparse.ArgumentParser:
-    """The ``deepstack dealer`` parser: the ACPC dealer's arguments and options, plus our own (log folder, deck, ...)."""
-    parser = argparse.ArgumentParser(
-        prog="deepstack dealer",
-        description="ACPC-compatible dealer: prints the seat ports on the first stdout line,\n"
-        "plays HANDS hands and writes NAME.log (STATE lines and SCORE). Seat N is the\n"
-        "N-th player name and the N-th port; the positions alternate every hand (unless -f).",
-        epilog="example (then connect a bot to each port, e.g. 'deepstack play --port 18791'):\n"
-        "  deepstack dealer m hunl 1000 0 deepstack opponent -p 18791,18792",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("name", help="match name (the log is NAME.log)")
-    parser.add_argument("game", help="short name (hunl, hul, leduc, leduc-limit) or .game file")
-    parser.add_argument("hands", type=int, help="number of hands")
-    parser.add_argument("seed", type=int, help="random seed of the deal")
-    parser.add_argument("players", nargs="+", help="one name per seat")
-    parser.add_argument(
-        "-p",
-        dest="ports",
-        help="comma-separated ports to listen on in seat order, each 1..65535 or 0 for any free port; seats after the "
-        "list get free ports, as with the ACPC dealer (default: any free ports)",
-    )
-    parser.add_argument(
-        "--t_response", type=int, default=DEFAULT_T_RESPONSE_MS, help=f"max ms per response (default {DEFAULT_T_RESPONSE_MS})"
-    )
-    parser.add_argument(
-        "--t_hand", type=int, default=DEFAULT_T_HAND_MS, help=f"max ms of one player per hand (default {DEFAULT_T_HAND_MS})"
-    )
-    parser.add_argument(
-        "--t_per_hand",
-        type=int,
-        default=DEFAULT_T_PER_HAND_MS,
-        help=f"max average ms per hand over the match (default {DEFAULT_T_PER_HAND_MS})",
-    )
-    parser.add_argument(
-        "--start_timeout",
-        type=int,
-        default=-1,
-        help="max ms to wait for the players to connect, counted from the start (<0: none, as the default -1; 0: "
-        "only clients already waiting); when positive, also the wait for each version line",
-    )
-    parser.add_argument("-q", dest="quiet", action="store_true", help="only errors, warnings and the score on stderr")
-    parser.add_argument("-f", dest="fixed", action="store_true", help="fixed seats (no rotation of positions)")
-    parser.add_argument("-l", dest="no_log", action="store_true", help="no log file")
-    parser.add_argument("-L", dest="no_log", action="store_false", help="write the log file (the default)")
-    parser.add_argument("-a", dest="append", action="store_true", help="append to the log file")
-    parser.add_argument("-t", dest="transactions", action="store_false", help="no transaction file (the default)")
-    parser.add_argument(
-        "-T",
-        dest="transactions",
-        action="store_true",
-        help="write every action to NAME.tlog in --log-dir; with -a, first replay the actions already there (resumes "
-        "an interrupted match: same arguments plus -a; default: off)",
-    )
-    parser.set_defaults(transactions=False)
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument(
-        "--deck",
-        choices=["high", "low"],
-        default="high",
-        help="reduced-deck convention: top ranks/last suits (high, default) or lowest ranks/first suits (low)",
-    )
-    parser.add_argument("--log-dir", default=".", help="folder of NAME.log (default: current folder)")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``deepstack dealer``: print the seat ports on the first stdout line, play the match and write its
-    logs; 0 when it completes, 1 on any error or abort (as the ACPC dealer)."""
-    parser = build_parser()
-    args = parser.parse_intermixed_args(argv)
-    try:
-        game = load_game(args.game)
-    except GameDefError as exc:
-        print(f"ERROR: could not read game {args.game}: {exc}", file=sys.stderr)
-        return 1
-    if len(args.players) != game.num_players:
-        print(f"ERROR: {game.num_players} player names needed, got {len(args.players)}", file=sys.stderr)
-        return 1
-    ports: tuple[int, ...] = ()
-    if args.ports:
-        rule = f"give up to {game.num_players} comma-separated ports, each 1..65535 or 0 for any free port"
-        try:
-            ports = tuple(int(p) for p in args.ports.split(","))
-        except ValueError:
-            print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
-            return 1
-        if len(ports) > game.num_players or not all(0 <= p < 65536 for p in ports):
-            print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
-            return 1
-        ports += (0,) * (game.num_players - len(ports))  # the seats after the list: free ports
-    if args.hands <= 0:
-        print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)
-        return 1
-    for flag in ("t_response", "t_hand", "t_per_hand"):
-        if getattr(args, flag) < 0:
-            print(f"ERROR: --{flag} {getattr(args, flag)} is negative", file=sys.stderr)
-            return 1
-    for flag in ("t_response", "t_hand", "t_per_hand", "start_timeout"):
-        if getattr(args, flag) > MAX_TIME_MS:
-            print(f"ERROR: --{flag} {getattr(args, flag)} is more than {MAX_TIME_MS} ms", file=sys.stderr)
-            return 1
-    if not args.no_log or args.transactions:  # before the ports are printed: a harness then starts its clients
-        folder = Path(args.log_dir)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if not os.access(folder, os.W_OK):
-                raise PermissionError("not writable")
-        except OSError as exc:
-            print(f"ERROR: cannot write the logs in {folder}: {exc}", file=sys.stderr)
-            return 1
-        # NAME may hold a folder, as the ACPC dealer's (NAME.log is written as given): one that exists
-        if not args.name or args.name.endswith(("/", ".")) or not (folder / args.name).parent.is_dir():
-            print(
-                f"ERROR: bad match name {args.name!r}: it names the files NAME.log and NAME.tlog in --log-dir, "
-                "in a folder that exists",
-                file=sys.stderr,
-            )
-            return 1
-        for suffix, wanted in ((".log", not args.no_log), (".tlog", args.transactions)):
-            if wanted and (folder / f"{args.name}{suffix}").is_dir():
-                print(f"ERROR: cannot write {folder / (args.name + suffix)}: it is a folder", file=sys.stderr)
-                return 1
-    config = DealerConfig(
-        match_name=args.name,
-        game=game,
-        game_label=args.game,
-        hands=args.hands,
-        seed=args.seed,
-        names=tuple(args.players),
-        ports=ports,
-        host=args.host,
-        t_response_ms=args.t_response,
-        t_hand_ms=args.t_hand,
-        t_per_hand_ms=args.t_per_hand,
-        start_timeout_ms=args.start_timeout,
-        log_dir=None if args.no_log else Path(args.log_dir),
-        append=args.append,
-        quiet=args.quiet,
-        fixed_seats=args.fixed,
-        deck=args.deck,
-        transactions=Path(args.log_dir) / f"{args.name}.tlog" if args.transactions else None,
-    )
-    try:
-        dealer = Dealer(config)
-    except ValueError as exc:
-        print(f"ERROR: {exc}", file=sys.stderr)
-        return 1
-    try:
-        ports = dealer.open()
-    except DealerAbort as exc:
-        print(f"ERROR: {exc}", file=sys.stderr)
-        return 1
-    print(" ".join(str(p) for p in ports), flush=True)
-    result = dealer.run()
-    return 0 if result.ok else 1

@@ -365,7 +365,7 @@ def test_the_port_type_takes_the_whole_range_and_nothing_else() -> None:
 
 @pytest.mark.parametrize("ports", ["1,70000", "5,-1", "1,x", "1,2,3"])
 def test_dealer_refuses_ports_outside_0_to_65535(ports: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from protocol.dealer import main as dealer_main
+    from protocol.dealer_cli import main as dealer_main
 
     assert dealer_main(["m", "leduc", "1", "1", "A", "B", "-p", ports]) == 1
     err = capsys.readouterr().err.strip()
@@ -378,7 +378,7 @@ def test_dealer_short_port_list_start_timeout_0_and_transaction_options(
     """As the ACPC dealer: seats after a short ``-p`` list get free ports, ``--start_timeout 0``
     gives up at once when no client is waiting, ``-t`` is the default and ``-T`` writes
     NAME.tlog (tests/protocol/test_dealer.py resumes a match from one)."""
-    from protocol.dealer import main as dealer_main
+    from protocol.dealer_cli import main as dealer_main
 
     argv = ["m", "leduc", "1", "1", "A", "B", "--log-dir", str(tmp_path)]
     assert dealer_main([*argv, "-p", "0", "--start_timeout", "0", "-t"]) == 1

@@ -25,8 +25,8 @@ from agent.cli.prepare import add_parser as add_prepare
 from agent.cli.promote import add_parser as add_promote
 from agent.cli.train import add_ensemble_parser as add_ensemble
 from agent.cli.train import add_parser as add_train
-from protocol.dealer import build_parser as dealer_parser
-from protocol.dealer import main as dealer_main
+from protocol.dealer_cli import build_parser as dealer_parser
+from protocol.dealer_cli import main as dealer_main
 
 
 def _add_dealer(sub: argparse._SubParsersAction) -> None:
@@ -111,7 +111,7 @@ _ADDERS: list[Callable[[argparse._SubParsersAction], None]] = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``deepstack`` parser with every subcommand of ``_ADDERS`` registered (``dealer`` only as a name: its
-    arguments are parsed by protocol.dealer)."""
+    arguments are parsed by protocol.dealer_cli)."""
     parser = argparse.ArgumentParser(
         prog="deepstack",
         description="DeepStack for ACPC poker: play, run matches, solve, train and evaluate. "

@@ -14,7 +14,7 @@ import pytest
 
 from protocol.actions import WARN_CAP, WARN_INVALID, Correction, correct_action
 from protocol.dealer import Dealer, DealerConfig, deal_hand, format_value
-from protocol.dealer import main as dealer_main
+from protocol.dealer_cli import main as dealer_main
 from protocol.gamedef import Game
 from protocol.matchstate import MatchState
 from protocol.state import HandState, raise_to

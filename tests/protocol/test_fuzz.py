@@ -39,8 +39,8 @@ from hypothesis import strategies as st
 from protocol.actions import correct_action
 from protocol.bot import BaseBot
 from protocol.client import MAX_LINE_BYTES, ClientSummary, LineBuffer, LineTooLong, _handle_line, play, shipped_game_of
-from protocol.dealer import judge_response
 from protocol.gamedef import Game, load_game
+from protocol.judge import judge_response
 from protocol.matchstate import MatchState, MatchStateError, format_matchstate, parse_matchstate
 from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, HandState, raise_to
 from tests.protocol.harness import DealerRun, ScriptedSeat, calls, run_dealer
