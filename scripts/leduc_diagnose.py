@@ -27,7 +27,8 @@ from agent.evaluation.evaluate import agent_profile, profile_exploitability
 from agent.leaves.handnet import HandNetLeafValues
 from agent.nets.encoding import pot_scale
 from agent.resolving.chance_solve import SolvedChanceValues
-from agent.resolving.continual import ContinualResolver, ResolveSettings, StreetSettings
+from agent.resolving.continual import ContinualResolver
+from agent.resolving.settings import ResolveSettings, StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import FCPA

@@ -27,7 +27,8 @@ from agent.bots.start_cache import (
     start_key,
 )
 from agent.bots.timing import TimeBudget
-from agent.resolving.continual import ContinualResolver, Decision, sample_action
+from agent.resolving.continual import ContinualResolver
+from agent.resolving.decision import Decision, sample_action
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import pick_device
 from native.cards import cards_to_str

@@ -18,7 +18,7 @@ from agent.leaves.holdem import BucketNetLeafValues, CheckdownLeafValues
 from agent.nets.buckets import BucketTable, RiverStrength
 from agent.nets.manifest import ModelError, checked_file, load_value_net, sha256_of, trained_games
 from agent.resolving.chance_solve import SolvedChanceValues
-from agent.resolving.continual import ResolveSettings, StreetSettings
+from agent.resolving.settings import ResolveSettings, StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, pick_device
 from agent.solver.tree import DEEPSTACK_SIZING, FCPA

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.leaves.snapshot import LeafSnapshot
-from agent.resolving.continual import ChanceValueFn, StreetSettings
+from agent.resolving.settings import ChanceValueFn, StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SpotError, solve_ranges
 from agent.solver.tree import BetSizing

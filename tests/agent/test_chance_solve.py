@@ -13,7 +13,7 @@ from agent.leaves.snapshot import LeafSnapshot
 from agent.nets.buckets import BucketTable
 from agent.nets.manifest import checked_file, load_value_net
 from agent.resolving.chance_solve import SolvedChanceValues
-from agent.resolving.continual import StreetSettings
+from agent.resolving.settings import StreetSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import DEEPSTACK_SIZING

@@ -12,7 +12,9 @@ import torch
 from agent.bots.config import BotConfig, Config, LeducBotConfig
 from agent.evaluation.evaluate import PolicyError, agent_profile, export_policy, import_policy, profile_exploitability
 from agent.nets.manifest import ModelError, load_value_net
-from agent.resolving.continual import ContinualResolver, Decision, ResolveSettings, nearest_action, sample_action
+from agent.resolving.continual import ContinualResolver, nearest_action
+from agent.resolving.decision import Decision, sample_action
+from agent.resolving.settings import ResolveSettings
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import FCPA, bet_actions
@@ -358,7 +360,7 @@ def test_leaf_ranges_are_the_averages_not_the_last_iterate(leduc_limit: Game, op
     """The next round's values are computed from the ranges at the re-solve's leaves: the average
     strategy played from the gadget's average root reach, so that at our decision the opponent's
     reach is the one averaged over the iterations (the last iterate's is not)."""
-    from agent.resolving.continual import average_root_reach
+    from agent.resolving.decision import average_root_reach
     from agent.solver.resolve import resolve
 
     space = HandSpace(leduc_limit)

@@ -12,7 +12,8 @@ from agent.bots.settings import leduc_settings
 from agent.evaluation.evaluate import agent_profile, profile_exploitability
 from agent.leaves.handnet import HandNetLeafValues
 from agent.leaves.snapshot import LeafSnapshot
-from agent.resolving.continual import ContinualResolver, ResolveSettings
+from agent.resolving.continual import ContinualResolver
+from agent.resolving.settings import ResolveSettings
 from agent.solver.cfr import Solver
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, prepare
