@@ -80,7 +80,8 @@ class _OracleLeaf(HandNetLeafValues):
 def baseline_values(space: HandSpace, settings: ResolveSettings) -> dict[str, float]:
     """The agent's exact expected win (mbb/g, both seats averaged) against the call, raise and random
     baselines of limit Leduc, whose actions are exactly the tree's (what `deepstack match` estimates)."""
-    from agent.solver.cfr import Solver, Variant, exploitability
+    from agent.solver.cfr import Solver, exploitability
+    from agent.solver.variant import Variant
     from protocol.state import ActionKind
 
     prof = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings))

@@ -22,10 +22,11 @@ from agent.blueprint.mccfr import Blueprint
 from agent.blueprint.postprocess import postprocess
 from agent.common.files import write_json
 from agent.resolving.continual import ContinualResolver, HandMemory
-from agent.solver.cfr import Solver, Variant, exploitability
+from agent.solver.cfr import Solver, exploitability
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import Lookahead, compile_lookahead
 from agent.solver.tree import BetSizing, NodeKind, build_tree
+from agent.solver.variant import Variant
 from native.cards import cards_to_str
 from protocol.state import Action, ActionKind, HandState
 

@@ -6,7 +6,7 @@ same shape (same kinds of nodes, same actors, same branching) differ only in the
 chip amounts, ranges and boards, so a batch of them runs as one CFR over arrays
 ``[situation, hand]``: the overhead is paid once per node and iteration, not once per
 situation. Only trees without chance nodes or leaves qualify (the last betting round);
-the rules (regret matching, discounting, averaging) are those of :class:`agent.solver.cfr.Variant`.
+the rules (regret matching, discounting, averaging) are those of :class:`agent.solver.variant.Variant`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.solver.cfr import Variant
 from agent.solver.handspace import HandSpace
 from agent.solver.tree import BetSizing, Node, NodeKind, build_tree
+from agent.solver.variant import Variant
 from protocol.state import HandState
 
 

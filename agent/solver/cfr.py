@@ -7,7 +7,7 @@ one iteration is a short sequence of named phases on the tensors laid out by
     strategy -> reach (down) -> terminal + leaf values -> values (up) -> regrets -> averages
 
 The same code runs on the CPU and on CUDA. Variants differ only in how regrets are
-floored/discounted and how iterations are weighted in the averages (:class:`Variant`).
+floored/discounted and how iterations are weighted in the averages (:class:`agent.solver.variant.Variant`).
 """
 
 from __future__ import annotations
@@ -19,90 +19,22 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
+from agent.solver.gadget import Gadget
 from agent.solver.lookahead import LeafInfo, Lookahead
+from agent.solver.variant import Variant
 from native.showdown import IndexedTerminalRows
-
-Algorithm = Literal["cfr+", "hybrid", "dcfr", "dcfr+"]
 
 #: the size of one player's [rows, hands] buffer from which alternating updates with the C
 #: kernels interleave the phases depth by depth (a turn lookahead at pot 200 with fold, call,
 #: pot and all-in: 13,641 rows x 1128 hands = 62 MB; the caches of the machines it was timed
 #: on hold 32 MB)
 INTERLEAVE_MIN_BYTES = 16 << 20
-
-
-#: DCFR's alpha and beta: t ** 50 stays a float64 over a million iterations
-MAX_EXPONENT = 50.0
-#: DCFR's gamma: the averages' weights sum to about T ** (gamma + 1) / (gamma + 1), which for a
-#: million iterations stays within float32 up to 5 (at 12, 3000 iterations of Leduc were NaN)
-MAX_GAMMA = 5.0
-
-
-@dataclass(frozen=True)
-class Variant:
-    """Regret and averaging rules of a CFR variant.
-
-    * ``cfr+``: regret-matching+ (regrets floored at 0), linear averaging after ``skip``.
-    * ``hybrid``: DeepStack's choice: regret-matching+, uniform averaging, the first ``skip``
-      iterations left out of the averages.
-    * ``dcfr``: Discounted CFR (alpha, beta, gamma), averaging weight t^gamma. ``beta = -inf``
-      resets negative regrets to 0 after every iteration, as regret-matching+ does.
-    * ``dcfr+``: DCFR regrets with linear averaging weight max(0, t - skip) (Supremus).
-    """
-
-    algorithm: Algorithm = "dcfr"
-    skip: int = 0
-    alpha: float = 1.5
-    beta: float = 0.0
-    gamma: float = 2.0
-    #: update one player per half-iteration (CFR+ as published) instead of both at once
-    alternating: bool = False
-
-    def __post_init__(self) -> None:
-        if self.algorithm not in ("cfr+", "hybrid", "dcfr", "dcfr+"):
-            raise ValueError(f"unknown CFR algorithm {self.algorithm!r}; use cfr+, hybrid, dcfr or dcfr+")
-        if self.skip < 0:
-            raise ValueError("skip must be >= 0")
-        if not 0 <= self.alpha <= MAX_EXPONENT:  # False for nan too
-            raise ValueError(f"DCFR alpha must be between 0 and {MAX_EXPONENT}, not {self.alpha}")
-        if not (self.beta <= MAX_EXPONENT or self.beta == -math.inf):
-            raise ValueError(f"DCFR beta must be a number up to {MAX_EXPONENT} or -inf, not {self.beta}")
-        if not 0 <= self.gamma <= MAX_GAMMA:
-            raise ValueError(
-                f"DCFR gamma must be between 0 and {MAX_GAMMA}, not {self.gamma}: the averages sum t^gamma, "
-                "and past that a long solve's float32 sums overflow"
-            )
-
-    @property
-    def floors_regrets(self) -> bool:
-        """True for the regret-matching+ variants (``cfr+``, ``hybrid``): regrets are floored at 0 after
-        every update."""
-        return self.algorithm in ("cfr+", "hybrid")
-
-    def average_weight(self, t: int) -> float:
-        """Weight of iteration ``t`` (1-based) in the averages: 0 for the first ``skip``, then 1 (``hybrid``),
-        ``t - skip`` (``cfr+``, ``dcfr+``) or ``t ** gamma`` (``dcfr``)."""
-        if self.algorithm == "hybrid":
-            return 1.0 if t > self.skip else 0.0
-        if self.algorithm in ("cfr+", "dcfr+"):
-            return float(max(0, t - self.skip))
-        return float(t) ** self.gamma if t > self.skip else 0.0
-
-    def discount(self, t: int) -> tuple[float, float]:
-        """Multipliers of positive and negative accumulated regrets after iteration t."""
-        if self.algorithm in ("dcfr", "dcfr+"):
-            ta = float(t) ** self.alpha
-            if self.beta == -math.inf:
-                return ta / (ta + 1.0), 0.0
-            tb = float(t) ** self.beta
-            return ta / (ta + 1.0), tb / (tb + 1.0)
-        return 1.0, 1.0
 
 
 class LeafValueFn(Protocol):
@@ -124,53 +56,6 @@ def leaf_values_of(fn: LeafValueFn, reach: torch.Tensor, leaves: LeafInfo, la: L
     if one_player is not None:
         return one_player(reach, leaves, la, player)
     return fn(reach, leaves, la)[player]
-
-
-@dataclass
-class Gadget:
-    """CFR-D re-solving gadget for ``player`` (the opponent): terminate (receive ``cfvs``) or follow.
-
-    ``prior`` is the deal of the opponent's hand (uniform, or mixed with a range estimate for
-    the conservative warm start); with ``aggressive`` > 0 the opponent must follow with
-    probability ``aggressive`` holding a hand from ``estimate``.
-    """
-
-    player: int
-    cfvs: torch.Tensor  # [H]
-    prior: torch.Tensor  # [H]
-    estimate: torch.Tensor | None = None
-    aggressive: float = 0.0
-    regret_follow: torch.Tensor = field(init=False)
-    regret_terminate: torch.Tensor = field(init=False)
-    follow_sum: torch.Tensor = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.regret_follow = torch.zeros_like(self.cfvs)
-        self.regret_terminate = torch.zeros_like(self.cfvs)
-        self.follow_sum = torch.zeros_like(self.cfvs)
-
-    def follow_probability(self) -> torch.Tensor:
-        """``[H]`` probability that each opponent hand follows into the re-solved subgame rather than
-        terminates, by regret matching (0.5 before either regret is positive)."""
-        f = self.regret_follow.clamp(min=0)
-        t = self.regret_terminate.clamp(min=0)
-        total = f + t
-        return torch.where(total > 0, f / total.clamp(min=1e-30), torch.full_like(f, 0.5))
-
-    def reach(self, p_follow: torch.Tensor) -> torch.Tensor:
-        """The opponent's ``[H]`` root reach for ``p_follow``: its prior times the follow probability, mixed
-        with ``estimate`` in the aggressive warm start."""
-        r = self.prior * p_follow
-        if self.aggressive > 0 and self.estimate is not None:
-            r = (1 - self.aggressive) * r + self.aggressive * self.estimate
-        return r
-
-    def update(self, follow_values: torch.Tensor, p_follow: torch.Tensor) -> None:
-        """One regret-matching+ step: the opponent's root values ``follow_values`` ``[H]`` when it follows,
-        against ``cfvs`` when it terminates."""
-        v = p_follow * follow_values + (1 - p_follow) * self.cfvs
-        self.regret_follow = (self.regret_follow + follow_values - v).clamp(min=0)
-        self.regret_terminate = (self.regret_terminate + self.cfvs - v).clamp(min=0)
 
 
 @dataclass

@@ -17,10 +17,12 @@ from typing import Literal
 import numpy as np
 import torch
 
-from agent.solver.cfr import Algorithm, Gadget, LeafValueFn, Solver, SolveResult, Variant, exploitability
+from agent.solver.cfr import LeafValueFn, Solver, SolveResult, exploitability
+from agent.solver.gadget import Gadget
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import Lookahead, chance_outcome, compile_lookahead
 from agent.solver.tree import BetSizing, Node, NodeKind, build_tree
+from agent.solver.variant import Algorithm, Variant
 from native.torch_showdown import canonical_device
 from protocol.state import Action, HandState
 
@@ -59,7 +61,7 @@ class SolverConfig:
     device: str = "auto"
     dtype: Literal["float32", "float64"] = "float32"
     #: DCFR's discounts of positive and negative regrets and its averaging exponent (dcfr and
-    #: dcfr+; see :class:`agent.solver.cfr.Variant`)
+    #: dcfr+; see :class:`agent.solver.variant.Variant`)
     alpha: float = 1.5
     beta: float = 0.0
     gamma: float = 2.0

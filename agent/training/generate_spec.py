@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agent.solver.cfr import Variant
 from agent.solver.resolve import SolverConfig
+from agent.solver.variant import Variant
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from agent.cli.main import main
-from agent.solver.cfr import Gadget, Solver, exploitability
+from agent.solver.cfr import Solver, exploitability
 from agent.solver.forest import LEAF_ROWS_PER_BOARD, forest_cost_rows, lookahead_rows, memory_budget_rows, pack, solve_forest
+from agent.solver.gadget import Gadget
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import compile_lookahead
 from agent.solver.resolve import SolverConfig, SpotError

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from agent.solver.cfr import Solver, Variant, exploitability
+from agent.solver.cfr import Solver, exploitability
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import compile_lookahead
 from agent.solver.resolve import SolverConfig, resolve, solve_ranges
 from agent.solver.tree import FCPA, BetSizing, NodeKind, build_tree
+from agent.solver.variant import Variant
 from native.cards import cards_from_str
 from native.evaluator import evaluate_one
 from protocol.gamedef import Game

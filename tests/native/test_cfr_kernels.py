@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from agent.solver import cfr
-from agent.solver.cfr import Solver, Variant
+from agent.solver.cfr import Solver
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, prepare
 from agent.solver.tree import DEEPSTACK_SIZING
+from agent.solver.variant import Variant
 from native import cfr_kernels
 from native.cards import cards_from_str
 from native.cfr_program import IterationProgram
