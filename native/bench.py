@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 
 from native import evaluator as ev
+from native.board_tables import holdem_hands
 from native.cards import card_to_str, holdem_hand_cards
 from native.equity import equity_histograms, hand_equities
 from native.evaluator import NUM_7CARD_HANDS, ffi, lib
 from native.nearest import nearest_l1
-from native.showdown import ChanceShowdownKernel, ShowdownKernel, holdem_hands
+from native.showdown import ChanceShowdownKernel, ShowdownKernel
 
 SEED = 20240611
 

@@ -23,15 +23,15 @@ import numpy as np
 import numpy.typing as npt
 
 from native.arrays import exact_integers
-from native.evaluator import ffi, lib
-from native.showdown import (
+from native.board_tables import (
     BoardLike,
     HandList,
-    _c_error,
     as_hand_list,
+    c_error,
     check_board,
     check_deck,
 )
+from native.evaluator import ffi, lib
 
 #: board size at showdown in hold'em
 HOLDEM_FINAL_BOARD = 5
@@ -95,7 +95,7 @@ def _runouts(
         ffi.from_buffer("double[]", den),
     )
     if rc != 0:  # pragma: no cover - everything is checked above
-        raise _c_error(rc, "runout equity")
+        raise c_error(rc, "runout equity")
     return hands, remaining, num, den
 
 

@@ -38,7 +38,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from native.showdown import BoardTable, HandList, ShowdownKernel
+from native.board_tables import BoardTable, HandList
+from native.showdown import ShowdownKernel
 
 Backend = Literal["auto", "torch", "c"]
 

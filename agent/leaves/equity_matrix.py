@@ -21,8 +21,8 @@ from native._native import ffi, lib
 from tqdm import tqdm
 
 from agent.common.files import save_npz
+from native.board_tables import BoardTable
 from native.cards import hands_blocked_by, holdem_hand_cards
-from native.showdown import BoardTable
 
 
 def _pair_compat() -> np.ndarray:

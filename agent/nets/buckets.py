@@ -23,10 +23,11 @@ import torch
 from agent.common.files import NPZ_ERRORS, save_npz
 from agent.nets.manifest import ModelError
 from agent.solver.ranges import hand_class_cell
+from native.board_tables import holdem_hands
 from native.cards import NUM_HOLDEM_HANDS
 from native.equity import equity_histograms
 from native.nearest import nearest_l1
-from native.showdown import fold_values, holdem_hands, showdown_values
+from native.showdown import fold_values, showdown_values
 
 Street = Literal["flop", "turn"]
 BOARD_SIZE = {"flop": 3, "turn": 4}

@@ -7,10 +7,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from native.board_tables import HandList
 from native.cards import holdem_hand_cards
 from native.equity import equity_histograms, hand_equities, next_card_equities, river_equity_deals
 from native.evaluator import evaluate
-from native.showdown import HandList
 
 CARDS = holdem_hand_cards()
 

@@ -14,16 +14,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from native.board_tables import BoardTable, HandList, holdem_board_table, holdem_hands
 from native.cards import holdem_hand_cards
 from native.evaluator import evaluate
 from native.showdown import (
-    BoardTable,
     ChanceShowdownKernel,
-    HandList,
     ShowdownKernel,
     fold_values,
-    holdem_board_table,
-    holdem_hands,
     showdown_chance_average,
     showdown_values,
 )

@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from native.showdown import HandList, ShowdownKernel  # noqa: E402
+from native.board_tables import HandList  # noqa: E402
+from native.showdown import ShowdownKernel  # noqa: E402
 from native.torch_showdown import TorchShowdown  # noqa: E402
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
