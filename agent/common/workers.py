@@ -17,6 +17,9 @@ from typing import Any
 
 def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SIGTERM kills a worker, whatever handler the parent had when it forked (Ray's, once ray.init
+    # ran in the process, raised an exception the pool's worker loop caught: the worker went on)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if initializer is not None:
         initializer(*initargs)
 
@@ -36,7 +39,10 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         process.terminate()
     for process in processes:
-        process.join()
+        process.join(timeout=10)
+        if process.is_alive():  # a worker that outlives SIGTERM (a handler of its own) does not outlive this
+            process.kill()
+            process.join()
     if manager is not None:
         manager.join(timeout=30)  # it ends once it sees the workers gone
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -42,7 +43,10 @@ def test_ray_local_mode_writes_the_same_shards_and_resumes(tmp_path: Path) -> No
     # driver is already connected (a script that called ray.init): used and left open
     shard_path(cluster, 1).unlink()
     kept = shard_path(cluster, 2).stat().st_mtime_ns
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    for sig, handler in handlers.items():  # ray.init's handlers would outlive this test in the process
+        signal.signal(sig, handler)
     try:
         stats = generate_on_ray(
             GenerateSpec(game="leduc", round=1, situations=12, shard_size=4, seed=3, iterations=40),

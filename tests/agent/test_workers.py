@@ -6,6 +6,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +30,32 @@ def test_an_interrupt_stops_the_workers_and_the_pools_thread(kill_workers: bool)
         raise KeyboardInterrupt
     assert not any(process.is_alive() for process in processes)
     assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
+
+
+def _mark_and_sleep(path: str) -> None:
+    Path(path).touch()
+    time.sleep(20)
+
+
+def test_workers_die_of_sigterm_whatever_handler_the_parent_had(tmp_path: Path) -> None:
+    """A library's SIGTERM handler in the parent (ray.init installs one) is inherited by forked
+    workers; one that does not exit left them running, and the stop waited for every queued task
+    (60 s a test after the Ray test ran in the same process). Workers put SIGTERM's default back."""
+
+    def carry_on(signum: int, frame: object) -> None:
+        pass
+
+    previous = signal.signal(signal.SIGTERM, carry_on)
+    try:
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt), worker_pool(2) as pool:
+            for n in range(6):
+                pool.submit(_mark_and_sleep, str(tmp_path / f"task-{n}"))
+            processes = list(pool._processes.values())
+            while len(list(tmp_path.glob("task-*"))) < 2:  # both workers past their start, in a task
+                time.sleep(0.01)
+            raise KeyboardInterrupt
+        assert time.monotonic() - start < 8  # not a timing claim: a worker that went on takes 20 s or more
+        assert [p.exitcode for p in processes] == [-signal.SIGTERM] * 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
