@@ -189,11 +189,11 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
         if line.startswith("#"):
             continue
         if ended:
-            raise GameDefError(source, f"unexpected content after END GAMEDEF: {line.strip()!r}", lineno)
+            raise GameDefError(source, f"unexpected content after END GAMEDEF: {_shown(line.strip())}", lineno)
         if line[0].isspace():
             raise GameDefError(
                 source,
-                f"indented line {line.strip()!r}: the ACPC dealer would silently ignore it; remove the leading whitespace",
+                f"indented line {_shown(line.strip())}: the ACPC dealer would silently ignore it; remove the leading whitespace",
                 lineno,
             )
         lowered = line.strip().lower()
@@ -218,7 +218,7 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
         if spec is None:
             raise GameDefError(
                 source,
-                f"unknown key {key!r}; known keys: limit, nolimit, " + ", ".join(c for c, _ in _VALUE_KEYS.values()),
+                f"unknown key {_shown(key)}; known keys: limit, nolimit, " + ", ".join(c for c, _ in _VALUE_KEYS.values()),
                 lineno,
             )
         canonical, _count = spec
@@ -228,7 +228,13 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
         if not items:
             raise GameDefError(source, f"{canonical} has no value", lineno)
         if not all(_INTEGER.fullmatch(v) for v in items):  # int() also takes 1_00 and other scripts' digits
-            raise GameDefError(source, f"{canonical} values must be integers, got {rest.strip()!r}", lineno)
+            raise GameDefError(source, f"{canonical} values must be integers, got {_shown(rest.strip())}", lineno)
+        # int() refuses strings past 4300 digits with a ValueError of its own; past 10 none fits 32 bits
+        huge = next((v for v in items if len(v.lstrip("+-").lstrip("0")) > 10), None)
+        if huge is not None:
+            raise GameDefError(
+                source, f"{canonical} value {_shown(huge)} does not fit the 32-bit integers the ACPC dealer reads", lineno
+            )
         numbers = [int(v) for v in items]
         outside = next((n for n in numbers if not INT32_MIN <= n <= UNLIMITED_STACK), None)
         if outside is not None:
@@ -329,6 +335,11 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
     )
 
 
+def _shown(text: str, limit: int = 60) -> str:
+    """``repr(text)``, its middle cut past ``limit`` characters: a 200,000-digit value is not echoed whole."""
+    return repr(text) if len(text) <= limit else repr(text[: limit // 2]) + "..." + repr(text[-limit // 2 :])
+
+
 def load_game(name_or_path: str | Path) -> Game:
     """Load a shipped game by short name (``hunl``, ``hul``, ``leduc``, ``leduc-limit``) or a file."""
     text_name = str(name_or_path)
@@ -336,6 +347,8 @@ def load_game(name_or_path: str | Path) -> Game:
         path = GAMES_DIR / SHORT_NAMES[text_name]
         return parse_game(path.read_text(), source=str(path), name=text_name)
     path = Path(name_or_path)
+    if path.is_dir():
+        raise GameDefError(text_name, "is a folder, not a game file")
     if not path.is_file():
         raise GameDefError(
             text_name,

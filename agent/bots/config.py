@@ -25,7 +25,7 @@ from typing import Any, Literal, Union
 
 import yaml
 
-from agent.common.yaml_files import load_yaml
+from agent.common.yaml_files import load_yaml, shown
 from models import MODELS_DIR
 from protocol.dealer import MAX_TIME_MS
 
@@ -334,7 +334,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         return _build(tp, value, where)
     if origin is Literal:
         if value not in typing.get_args(tp):
-            raise ConfigError(f"{where}: {value!r} is not one of {_type_name(tp)}")
+            raise ConfigError(f"{where}: {shown(value)} is not one of {_type_name(tp)}")
         return value
     if origin in (Union, types.UnionType):
         for option in typing.get_args(tp):
@@ -342,7 +342,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
                 return _convert(value, option, where)
             except ConfigError:
                 continue
-        raise ConfigError(f"{where}: {value!r} is not {_type_name(tp)}")
+        raise ConfigError(f"{where}: {shown(value)} is not {_type_name(tp)}")
     if origin in (tuple, list):
         if not isinstance(value, list):
             raise ConfigError(f"{where}: expected a list, got {type(value).__name__}")
@@ -355,19 +355,19 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         return None
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            raise ConfigError(f"{where}: expected true or false, got {shown(value)}")
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+            raise ConfigError(f"{where}: expected an integer, got {shown(value)}")
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
+            raise ConfigError(f"{where}: expected a number, got {shown(value)}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
+            raise ConfigError(f"{where}: expected a string, got {shown(value)}")
         return value
     raise ConfigError(f"{where}: unsupported setting type {tp!r}")  # a bug in the dataclasses
 
@@ -381,7 +381,7 @@ def _build(cls: Any, data: dict[str, Any], where: str, base: Any = None) -> Any:
     unknown = sorted(set(data) - known, key=str)  # YAML keys may be numbers too: `1: a`
     if unknown:
         raise ConfigError(
-            f"{where or 'top level'}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}",
+            f"{where or 'top level'}: unknown key(s) {', '.join(map(shown, unknown))}; known: {', '.join(sorted(known))}",
             key=f"{where}.{unknown[0]}" if where else str(unknown[0]),
         )
     base = cls() if base is None else base

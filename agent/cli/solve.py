@@ -16,7 +16,7 @@ import torch
 import yaml
 
 from agent.cli.common import HelpFormatter, count, example, non_negative_float, positive_int, pot_fractions
-from agent.common.yaml_files import load_yaml
+from agent.common.yaml_files import load_yaml, shown
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
 from agent.solver.ranges import RANKS_DESC, class_label, grid
@@ -113,19 +113,21 @@ def _check_spots_fields(path: Path) -> None:
         return
     for key in ("pot", "effective_stack"):
         if key in data and not (isinstance(data[key], int) and not isinstance(data[key], bool)):
-            raise SpotError(f"{path}: {key}: expected a whole number of chips, not {data[key]!r}")
+            raise SpotError(f"{path}: {key}: expected a whole number of chips, not {shown(data[key])}")
     for key in ("bet_pct", "raise_pct"):
         if key in data and not (isinstance(data[key], list) and all(_is_number(x) for x in data[key])):
-            raise SpotError(f"{path}: {key}: expected a list of finite pot percentages like [100], not {data[key]!r}")
+            raise SpotError(f"{path}: {key}: expected a list of finite pot percentages like [100], not {shown(data[key])}")
     if "max_bets_per_street" in data and data["max_bets_per_street"] is not None:
         if not isinstance(data["max_bets_per_street"], int) or isinstance(data["max_bets_per_street"], bool):
-            raise SpotError(f"{path}: max_bets_per_street: expected a whole number, not {data['max_bets_per_street']!r}")
+            raise SpotError(f"{path}: max_bets_per_street: expected a whole number, not {shown(data['max_bets_per_street'])}")
     target = data.get("target_exploitability_pct_of_pot", 0.3)
     if not _is_number(target) or target < 0:
-        raise SpotError(f"{path}: target_exploitability_pct_of_pot: expected a number >= 0, not {target!r}")
+        raise SpotError(f"{path}: target_exploitability_pct_of_pot: expected a number >= 0, not {shown(target)}")
     for name, spec in data["spots"].items():
         if not isinstance(spec, dict) or "board" not in spec:
-            raise SpotError(f"{path}: spot {name!r}: expected a mapping with a board, like {{board: QsJh2h8d3c}}, not {spec!r}")
+            raise SpotError(
+                f"{path}: spot {shown(name)}: expected a mapping with a board, like {{board: QsJh2h8d3c}}, not {shown(spec)}"
+            )
 
 
 def read_spots(path: Path) -> tuple[dict[str, Spot], dict[str, Any]]:
@@ -144,7 +146,7 @@ def check_spot_names(path: Path, spots: dict[str, Spot], names: list[str]) -> No
     """Every name asked for is a spot of the file (else one SpotError listing the file's spots)."""
     for name in names:
         if name not in spots:
-            raise SpotError(f"no spot {name!r} in {path}; it has {', '.join(spots)}")
+            raise SpotError(f"no spot {shown(name)} in {path}; it has {', '.join(spots)}")
 
 
 #: the options that describe a spot of their own, with their defaults: given with --spot, ignored

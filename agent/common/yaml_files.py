@@ -9,6 +9,7 @@ layer that reads a YAML file can use it.
 from __future__ import annotations
 
 import re
+import reprlib
 from typing import Any
 
 import yaml
@@ -16,9 +17,12 @@ import yaml
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
-# YAML 1.1 (PyYAML) reads ``1e3`` as a string (a float needs a dot) and ``1:30`` as 90 (base 60): a
-# setting written so was refused as "not a number", or taken as another number. YAML 1.2's rules:
-_INT = re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$")
+# YAML 1.1 (PyYAML) reads ``1e3`` as a string (a float needs a dot), ``1:30`` as 90 (base 60) and
+# ``017`` as 15 (octal): a setting written so was refused as "not a number", or silently taken as
+# another number. YAML 1.2's rules: decimal (no leading zero) or hexadecimal; anything else is a
+# string, which a number's setting refuses by name (so is an integer of more than 100 digits, which
+# int() would refuse past 4300 with an error naming no line)
+_INT = re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]{0,99})|[-+]?0x[0-9a-fA-F_]{1,100})$")
 _FLOAT = re.compile(
     r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
@@ -62,3 +66,15 @@ UniqueKeyLoader.add_implicit_resolver(_FLOAT_TAG, _FLOAT, list("-+0123456789."))
 def load_yaml(text: str) -> Any:
     """``text`` parsed as YAML by :class:`UniqueKeyLoader`."""
     return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 -- a SafeLoader subclass
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 80
+_SHOWN.maxlong = 40
+_SHOWN.maxlist = _SHOWN.maxdict = _SHOWN.maxtuple = 8
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` cut to about 80 characters: what an error message echoes of a value read from
+    a file (a 200,000-character setting made a 200 KB error line)."""
+    return _SHOWN.repr(value)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agent.common.yaml_files import load_yaml
+from agent.common.yaml_files import load_yaml, shown
 from agent.solver.ranges import RangeError, parse_range
 from agent.solver.resolve import SpotError
 from agent.solver.tree import BetSizing
@@ -67,21 +67,22 @@ class Spot:
             state = HandState.at_round_start(self.game, ROUND_OF_BOARD[len(self.board)], (half, half), self.board)
         except RulesError as exc:
             raise SpotError(str(exc)) from None
-        for token in re.findall(r"c|r\d+|.", self.line):
+        tokens = re.findall(r"c|r[0-9]+(?![0-9a-z])|.[^cr]*", self.line)  # a bad token runs to the next c or r
+        for token in tokens:
             if token == "c":
                 action = CALL
-            elif token.startswith("r") and len(token) > 1:
+            elif re.fullmatch(r"r[0-9]{1,10}", token):
                 action = raise_to(int(token[1:]))
             else:
-                raise SpotError(f"line {self.line!r}: {token!r} is not c or r<raise-to amount> (fold ends the spot)")
+                raise SpotError(f"line {shown(self.line)}: {shown(token)} is not c or r<raise-to amount> (fold ends the spot)")
             if not state.is_legal(action):
                 raise SpotError(
-                    f"line {self.line!r}: {action} is not legal here ({state.betting_string()!r}, "
+                    f"line {shown(self.line)}: {action} is not legal here ({state.betting_string()!r}, "
                     f"raise-to bounds {state.raise_bounds()})"
                 )
             state = state.apply(action)
         if state.current_player is None or state.round != ROUND_OF_BOARD[len(self.board)]:
-            raise SpotError(f"line {self.line!r} ends the round: nobody is left to act on this board")
+            raise SpotError(f"line {shown(self.line)} ends the round: nobody is left to act on this board")
         return state
 
     def describe(self) -> str:
@@ -95,9 +96,9 @@ def _fractions(values: Sequence[Any], what: str) -> tuple[float, ...]:
         try:
             f = float(v)
         except (TypeError, ValueError):
-            raise SpotError(f"unknown {what} size {v!r}: give pot percentages or fractions as numbers") from None
+            raise SpotError(f"unknown {what} size {shown(v)}: give pot percentages or fractions as numbers") from None
         if not f > 0:
-            raise SpotError(f"{what} size {v!r} must be positive")
+            raise SpotError(f"{what} size {shown(v)} must be positive")
         out.append(f)
     return tuple(out)
 
@@ -119,11 +120,11 @@ def make_spot(
     try:
         cards = cards_from_str(board)
     except CardError as exc:
-        raise SpotError(f"board {board!r}: {exc}") from None
+        raise SpotError(f"board {shown(board)}: {exc}") from None
     if len(cards) not in ROUND_OF_BOARD:
-        raise SpotError(f"board {board!r} has {len(cards)} cards; a flop, turn or river board has 3, 4 or 5")
+        raise SpotError(f"board {shown(board)} has {len(cards)} cards; a flop, turn or river board has 3, 4 or 5")
     if len(set(cards)) != len(cards):
-        raise SpotError(f"board {board!r} has the same card twice")
+        raise SpotError(f"board {shown(board)} has the same card twice")
     if not isinstance(pot, int) or pot <= 0 or pot % 2:
         raise SpotError(f"pot {pot!r} must be a positive even number of chips (each player put in half)")
     if not isinstance(effective_stack, int) or effective_stack <= 0:
@@ -161,7 +162,7 @@ def load_spots(path: str | Path) -> tuple[dict[str, Spot], dict[str, Any]]:
     if not isinstance(data, dict) or not isinstance(data.get("spots"), dict):
         raise SpotError(f"{path}: expected a mapping with a 'spots' section")
     if not isinstance(data.get("allin", True), bool):  # bool("no") is True: say so instead
-        raise SpotError(f"{path}: allin: {data['allin']!r} is not true or false")
+        raise SpotError(f"{path}: allin: {shown(data['allin'])} is not true or false")
     try:
         spots = {
             name: make_spot(

@@ -143,7 +143,15 @@ def test_spot_facing_a_bet_and_iterations_only(capsys: pytest.CaptureFixture[str
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [("r3", "not legal here"), ("cc", "ends the round"), ("x", "is not c or r"), ("r500", "not legal here")],
+    [
+        ("r3", "not legal here"),
+        ("cc", "ends the round"),
+        ("x", "is not c or r"),
+        ("r500", "not legal here"),
+        ("r1e3", "'r1e3' is not c or r"),  # was "r1 is not legal here"
+        ("r\u0663\u0660", "is not c or r"),  # Arabic-Indic digits were read as r30
+        ("r" + "1" * 5000, r"'r1111.*\.\.\..*' is not c or r"),  # int() refuses past 4300 digits, with its own text
+    ],
 )
 def test_bad_lines_are_refused(line: str, message: str) -> None:
     with pytest.raises(SpotError, match=message):

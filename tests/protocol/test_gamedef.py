@@ -77,6 +77,9 @@ def _mutate(old: str, new: str, text: str = HUNL_TEXT) -> str:
         # a stack the dealer's int32 cannot hold; 20 digits stalled the match (clients refused the raise sizes)
         (_mutate("stack = 20000 20000", "stack = 99999999999999999999 20000"), 5, "does not fit the 32-bit"),
         (_mutate("stack = 20000 20000", "stack = 3000000000 3000000000"), 5, "does not fit the 32-bit"),
+        # past 4300 digits int() raised a ValueError of its own: a traceback; the value is not echoed whole
+        (_mutate("numRanks = 13", "numRanks = " + "1" * 200_000), 9, "value '111111111111111111111111111111'...'1"),
+        (_mutate("numRanks = 13", "numRanks = x" + "y" * 200_000), 9, "must be integers, got 'xyyyyy"),
         (_mutate("blind = 100 50", "blind = 1_00 50"), 6, "must be integers"),  # int() took it as 100
         (_mutate("blind = 100 50", "blind = \uff11\uff10\uff10 50"), 6, "must be integers"),  # full-width digits
         # everyone all-in from the blinds: nobody can act (a traceback in our dealer, a loop in the ACPC one)
@@ -123,6 +126,8 @@ def test_hands_of_more_than_seven_cards_are_refused_at_load() -> None:
 def test_missing_file_and_bad_file(tmp_path: Path) -> None:
     with pytest.raises(GameDefError, match="no such game file, and not a short name"):
         load_game(tmp_path / "nope.game")
+    with pytest.raises(GameDefError, match="is a folder, not a game file"):
+        load_game(tmp_path)
     binary = tmp_path / "bin.game"
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(GameDefError, match="cannot read"):
