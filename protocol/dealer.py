@@ -310,28 +310,30 @@ class Dealer:
         seats: list[_Seat] = []
         try:
             replay = self._replay_records()
-            if cfg.transactions is not None:
-                if cfg.append and cfg.transactions.exists():
-                    drop_partial_line(cfg.transactions)  # the action it was about is asked for again
-                tlog = open(cfg.transactions, "a" if cfg.append else "w", encoding="ascii")
             if not self.listeners:
                 self.open()
             if cfg.log_dir is not None:
                 cfg.log_dir.mkdir(parents=True, exist_ok=True)
-                result.log_path = cfg.log_dir / f"{cfg.match_name}.log"
-                log_file = open(result.log_path, "a" if cfg.append else "w", encoding="ascii")
             header = (
                 f"# name/game/hands/seed {cfg.match_name} {cfg.game_label} {cfg.hands} {cfg.seed}\n"
                 f"#--t_response {cfg.t_response_ms}\n#--t_hand {cfg.t_hand_ms}\n#--t_per_hand {cfg.t_per_hand_ms}\n"
             )
             self.err.write(header)
-            if log_file:
-                log_file.write(header)
-                log_file.flush()
             seats = self._accept()
             self._live = seats
             for seat in seats:
                 self._check_version(seat)
+            # the files are opened once the seats are in: a start that fails (a seat that never
+            # connects, a bad version line) leaves an earlier match's log of the same name whole
+            if cfg.transactions is not None:
+                if cfg.append and cfg.transactions.exists():
+                    drop_partial_line(cfg.transactions)  # the action it was about is asked for again
+                tlog = open(cfg.transactions, "a" if cfg.append else "w", encoding="ascii")
+            if cfg.log_dir is not None:
+                result.log_path = cfg.log_dir / f"{cfg.match_name}.log"
+                log_file = open(result.log_path, "a" if cfg.append else "w", encoding="ascii")
+                log_file.write(header)
+                log_file.flush()
             if not cfg.quiet:
                 self._e(f"STARTED at {time.time():.6f}")
             match_budget_us = cfg.t_per_hand_ms * 1000 * cfg.hands

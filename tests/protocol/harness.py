@@ -94,10 +94,11 @@ def run_dealer(
     hands: int = 1,
     seed: int = 7,
     names: tuple[str, str] = ("Alice", "Bob"),
+    match_name: str = "test",
     **cfg: object,
 ) -> DealerRun:
     config = DealerConfig(
-        match_name="test",
+        match_name=match_name,
         game=game,
         game_label=game.name,
         hands=hands,
@@ -116,5 +117,5 @@ def run_dealer(
     result = dealer.run()
     for t in threads:
         t.join(timeout=30)
-    log_path = tmp / "test.log"
+    log_path = tmp / f"{match_name}.log"
     return DealerRun(result, err.getvalue(), out.getvalue(), seats, log_path.read_text() if log_path.exists() else "")

@@ -402,4 +402,18 @@ def test_a_match_name_may_hold_a_folder_that_exists(leduc: Game, tmp_path: Path,
     argv = ["sub/m1", "leduc", "1", "1", "a", "b", "--log-dir", str(tmp_path), "--start_timeout", "1"]
     dealer_main(argv)  # nobody connects: the match ends, but only after the name was accepted
     assert "bad match name" not in capsys.readouterr().err
-    assert (tmp_path / "sub" / "m1.log").exists()
+    run = run_dealer(leduc, [ScriptedSeat(calls()), ScriptedSeat(calls())], tmp_path, match_name="sub/m1")
+    assert run.result.ok and run.log.startswith("# name/game/hands/seed sub/m1 ")
+
+
+def test_a_start_that_fails_leaves_the_earlier_log_of_the_name_whole(
+    leduc: Game, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The log was opened (emptied) before the seats connected: a dealer started again under a
+    finished match's name, whose seats never came, wiped that match's log."""
+    for name in ("m.log", "m.tlog"):
+        (tmp_path / name).write_text("an earlier match\n")
+    argv = ["m", "leduc", "1", "1", "a", "b", "--log-dir", str(tmp_path), "--start_timeout", "0", "-T"]
+    assert dealer_main(argv) == 1
+    assert "did not connect within the start timeout" in capsys.readouterr().err
+    assert (tmp_path / "m.log").read_text() == (tmp_path / "m.tlog").read_text() == "an earlier match\n"
