@@ -31,7 +31,7 @@ import torch
 from tqdm import tqdm
 
 from agent.blueprint.public import board_distances, cluster_public, transition_table, within_cluster_distance
-from agent.common.files import NPZ_ERRORS, save_npz
+from agent.common.files import NPZ_ERRORS, npz_problem, save_npz
 from agent.nets.buckets import BucketTable, RiverStrength, kmeans_l1, preflop_classes
 from native.cards import holdem_hand_cards
 from native.equity import river_equity_deals
@@ -142,7 +142,7 @@ class HoldemTables:
                     raise ValueError(f"format {z['format']}, expected {FORMAT}")
                 tables = cls(z["flop_cluster"], z["flop_private"], z["turn_private"], tuple(int(x) for x in z["private"]))
         except NPZ_ERRORS as exc:
-            raise ValueError(f"{path}: not a hold'em abstraction ({exc})") from None
+            raise ValueError(f"{path}: not a hold'em abstraction ({npz_problem(exc)})") from None
         if tables.flop_private.shape != (1755, 1326) or tables.turn_private.shape != (16432, 1326):
             raise ValueError(f"{path}: tables of shapes {tables.flop_private.shape} and {tables.turn_private.shape}")
         return tables

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from agent.blueprint.abstraction import Abstraction, make_abstraction
 from agent.blueprint.tree import BlueprintTree
-from agent.common.files import NPZ_ERRORS, save_npz
+from agent.common.files import NPZ_ERRORS, npz_problem, save_npz
 from agent.solver.tree import BetSizing
 from native import mccfr
 from protocol.gamedef import Game, GameDefError, parse_game
@@ -123,7 +123,7 @@ class Blueprint:
         except FileNotFoundError:
             raise BlueprintFileError(f"{path}: no such blueprint file") from None
         except NPZ_ERRORS as exc:
-            raise BlueprintFileError(f"{path}: not a blueprint file ({exc})") from None
+            raise BlueprintFileError(f"{path}: not a blueprint file ({npz_problem(exc)})") from None
         if meta.get("format") != FORMAT:
             raise BlueprintFileError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
         try:

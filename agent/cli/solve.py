@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import sys
 import time
@@ -200,8 +201,12 @@ def run_solve(args: argparse.Namespace) -> int:
     """Run ``deepstack solve``: solve the spot to ``--target`` (percent of the pot) or ``--iterations``, then print
     the acting player's root strategy as 13x13 grids and the exploitability in chips and % of the pot."""
     try:
-        if args.plot and Path(args.plot).suffix.lower() != ".png":  # before the solve, not after it
-            raise SpotError(f"--plot {args.plot}: give a .png file")
+        if args.plot is not None:  # checked before the solve, not after it
+            plot = Path(args.plot)
+            if plot.suffix.lower() != ".png":
+                raise SpotError(f"--plot {shown(args.plot)}: give a .png file")
+            if not plot.parent.is_dir() or not os.access(plot.parent, os.W_OK):
+                raise SpotError(f"--plot {shown(args.plot)}: its folder {plot.parent} does not exist or is not writable")
         spot, target_pct = _spot_from_args(args)
         state = spot.state()
         config = SolverConfig(

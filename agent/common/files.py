@@ -25,6 +25,14 @@ import numpy as np
 NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
+def npz_problem(exc: BaseException) -> str:
+    """What one of :data:`NPZ_ERRORS` says about the file, for a message. ``np.load`` takes a file
+    that is no archive for a pickle and answers with advice to load it unsafely: not repeated."""
+    if isinstance(exc, ValueError) and "pickle" in str(exc):
+        return "not a NumPy .npz archive"
+    return str(exc) or type(exc).__name__
+
+
 def _read_umask() -> int:
     umask = os.umask(0)  # the only way to read it is to set it: done once, at import
     os.umask(umask)

@@ -67,7 +67,10 @@ class SeatSpec:
 def parse_seat(text: str) -> SeatSpec:
     """A seat given on the command line: a built-in bot's name, or ``cmd:`` and a command line holding ``{port}``."""
     if text.startswith("cmd:"):
-        args = tuple(shlex.split(text[4:]))
+        try:
+            args = tuple(shlex.split(text[4:]))
+        except ValueError as exc:  # an unbalanced quote: shlex's message alone names no seat
+            raise ValueError(f"seat {text!r}: {exc}") from None
         if not args:
             raise ValueError(f"seat {text!r}: empty command after 'cmd:'")
         if not any("{port}" in a for a in args):

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from agent.common.files import NPZ_ERRORS, save_npz
+from agent.common.files import NPZ_ERRORS, npz_problem, save_npz
 from agent.nets.manifest import ModelError
 from agent.solver.ranges import hand_class_cell
 from native.board_tables import holdem_hands
@@ -125,7 +125,7 @@ class BucketTable:
                 street = str(z["street"])
                 centroids = z["centroids"]
         except NPZ_ERRORS as exc:
-            raise ModelError(f"{path}: not a bucket table: {exc}") from None
+            raise ModelError(f"{path}: not a bucket table: {npz_problem(exc)}") from None
         if street not in BOARD_SIZE or centroids.ndim != 2:
             raise ModelError(f"{path}: bucket table with street {street!r} and centroids {centroids.shape}")
         return cls(street, centroids)  # type: ignore[arg-type]

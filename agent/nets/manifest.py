@@ -152,6 +152,11 @@ def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[s
     manifest = manifest_path_for(path)
     entries = read_manifest(manifest)["models"]
     entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == path.resolve()), None)
+    if entry is None and not manifest.exists():
+        raise ModelError(
+            f"{path}: no manifest.json in its folder or above it; every model file needs a manifest entry "
+            "(its sha256), which deepstack train and deepstack promote write"
+        )
     if entry is None:
         raise ModelError(f"{path}: not listed in {manifest}; every shipped model needs a manifest entry")
     digest = sha256_of(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.common.files import NPZ_ERRORS, save_npz, write_json
+from agent.common.files import NPZ_ERRORS, npz_problem, save_npz, write_json
 from agent.nets.manifest import ModelError, checked_file, code_version, command_line, trained_seeds
 from agent.training import harvest
 from agent.training.generate_spec import LEGACY_SPEC_FIELDS, GenerateSpec
@@ -246,7 +246,9 @@ def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
             with np.load(p) as z:
                 arrays = {k: z[k] for k in z.files if k != "meta"}
         except NPZ_ERRORS as exc:
-            raise ValueError(f"{p}: unreadable shard ({exc}); delete it and run deepstack generate again to redo it") from None
+            raise ValueError(
+                f"{p}: unreadable shard ({npz_problem(exc)}); delete it and run deepstack generate again to redo it"
+            ) from None
         for harvested in (False, True):  # a shard's rows, and the river rows harvested beside them
             rows = {k: len(v) for k, v in arrays.items() if v.ndim and k.startswith(harvest.PREFIX) == harvested}
             if len(set(rows.values())) > 1:

@@ -404,6 +404,9 @@ def test_a_copy_of_config_and_models_elsewhere_is_checked_against_its_own_manife
         f.write(b"\0" * 8)
     with pytest.raises(ModelError, match="does not match the manifest"):
         checked_file(config.bot.leduc.value_net)
+    (tmp_path / "models" / "manifest.json").unlink()  # a copy without its manifest: said so, not another file blamed
+    with pytest.raises(ModelError, match="leduc-ens.pt: no manifest.json in its folder or above it"):
+        checked_file(config.bot.leduc.value_net)
 
 
 @pytest.mark.parametrize(("text", "problem"), [("a: " + "[" * 5000 + "]" * 5000 + "\n", "maximum recursion depth")])

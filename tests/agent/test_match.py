@@ -75,6 +75,7 @@ def test_duplicate_match_and_command_seat(tmp_path: Path, capsys: pytest.Capture
         (["match", "hunl", "10", "call", "nobody"], "unknown bot 'nobody'"),
         (["match", "hunl", "10", "call", "cmd:"], "empty command"),
         (["match", "hunl", "10", "call", "cmd:echo hi"], "{port} placeholder"),
+        (["match", "hunl", "10", "call", 'cmd:"unbalanced {port}'], "seat 'cmd:\"unbalanced {port}': No closing quotation"),
         (["match", "hunl", "0", "call", "call"], "HANDS must be positive"),
     ],
 )

@@ -82,7 +82,10 @@ def test_text_output_and_command_line_spot(capsys: pytest.CaptureFixture[str]) -
         (["--spots", str(SPOTS), "--spot", "preflop"], "no spot 'preflop'"),
         # the file's spot would be solved and the JSON would have named this board
         (["--spot", "river", "--board", "AsKsQs", "--pot", "40"], "--board, --pot: options of a spot given on the command"),
-        (["--board", "AhKd7c", "--plot", "grid.xyz"], "--plot grid.xyz: give a .png file"),
+        (["--board", "AhKd7c", "--plot", "grid.xyz"], "--plot 'grid.xyz': give a .png file"),
+        (["--board", "AhKd7c", "--plot", ""], "--plot '': give a .png file"),  # was no plot, without a word
+        # was found after the whole solve
+        (["--board", "AhKd7c", "--plot", "/no/such/folder/g.png"], "its folder /no/such/folder does not exist"),
     ],
 )
 def test_bad_spots_give_clear_errors(argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
