@@ -19,6 +19,7 @@ import dataclasses
 import os
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -427,12 +428,26 @@ def _resolve_paths(obj: Any, given: Any, base: Path) -> Any:
                 continue
             path = base / relative
             shipped = PACKAGE_ROOT / relative
-            if f.metadata["path"] == "model" and not path.exists() and shipped.is_file() and _is_shipped(shipped):
+            if (
+                f.metadata["path"] == "model"
+                and not _looked_up(path.exists)
+                and _looked_up(shipped.is_file)
+                and _is_shipped(shipped)
+            ):
                 path = shipped
             changes[f.name] = str(path)
         elif f.metadata.get("path") and isinstance(value, str):
             changes[f.name] = str(Path(value).expanduser())
     return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def _looked_up(test: Callable[[], bool]) -> bool:
+    """``path.exists`` or ``path.is_file``'s answer; False for a path the file system refuses to look
+    up (a name too long): the model check names its key then, not the loader a bare OSError."""
+    try:
+        return test()
+    except OSError:
+        return False
 
 
 def _is_shipped(path: Path) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from agent.common.files import replacing, write_json
+from agent.common.yaml_files import shown
 from models import MODELS_DIR
 
 
@@ -143,12 +144,15 @@ def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[s
     """A file of ``models/`` (path relative to the project or absolute) and its manifest entry,
     after checking that it exists, is listed and has the recorded sha256."""
     path = Path(path)
-    if not path.is_absolute() and not path.exists():
-        path = MODELS_DIR.parent / path
-    if not path.exists():
-        raise ModelError(f"{path}: model file is missing{missing_hint}")
-    if not path.is_file():
-        raise ModelError(f"{path}: is a folder, not a model file")
+    try:
+        if not path.is_absolute() and not path.exists():
+            path = MODELS_DIR.parent / path
+        if not path.exists():
+            raise ModelError(f"{path}: model file is missing{missing_hint}")
+        if not path.is_file():
+            raise ModelError(f"{path}: is a folder, not a model file")
+    except OSError as exc:  # a name too long for the file system, a folder we may not enter, ...
+        raise ModelError(f"{shown(str(path))}: cannot be read: {exc.strerror or exc}") from None
     manifest = manifest_path_for(path)
     entries = read_manifest(manifest)["models"]
     entry = next((e for e in entries.values() if (manifest.parent / e["path"]).resolve() == path.resolve()), None)

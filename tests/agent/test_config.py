@@ -224,6 +224,20 @@ def test_a_huge_value_or_key_is_not_echoed_whole(tmp_path: Path) -> None:
         assert str(info.value).startswith(start) and len(str(info.value)) < 500, str(info.value)[:300]
 
 
+def test_a_model_path_the_file_system_refuses_is_named_by_its_key(tmp_path: Path) -> None:
+    """A 5000-character model path: a bare "File name too long" OSError of 5 KB naming no setting."""
+    from agent.bots.settings import check_models
+    from protocol.gamedef import load_game
+
+    path = tmp_path / "c.yaml"
+    path.write_text("bot:\n  leduc:\n    value_net: " + "a" * 5000 + ".pt\n")
+    with pytest.raises(ModelError) as info:
+        check_models(load_game("leduc"), load_config(path))
+    message = str(info.value)
+    assert message.startswith(f"{path}: bot.leduc.value_net: '") and message.endswith(".pt': cannot be read: File name too long")
+    assert len(message) < 400
+
+
 def test_bad_values_name_the_line_of_their_key(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("seed: 1\nbot:\n  leduc:\n    iterations: 3\n  hunl:\n    warm_start: {weight: 1.5}\n")
