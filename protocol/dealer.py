@@ -48,6 +48,9 @@ DEFAULT_T_PER_HAND_MS = 7_000
 #: the longest time limit taken (~115 days): socket and select() timeouts overflow the platform's time_t
 #: near 9.2e9 seconds, and a longer limit is a typo
 MAX_TIME_MS = 10**10
+#: the most hands a match may have: the ACPC dealer reads the count as a 32-bit integer, and hand
+#: numbers past it would not fit the logs of the tools that read them
+MAX_HANDS = 2**31 - 1
 
 
 class DealerAbort(RuntimeError):

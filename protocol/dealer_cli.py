@@ -13,6 +13,7 @@ from protocol.dealer import (
     DEFAULT_T_HAND_MS,
     DEFAULT_T_PER_HAND_MS,
     DEFAULT_T_RESPONSE_MS,
+    MAX_HANDS,
     MAX_TIME_MS,
     Dealer,
     DealerAbort,
@@ -112,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ERROR: bad port string {args.ports}: {rule}", file=sys.stderr)
             return 1
         ports += (0,) * (game.num_players - len(ports))  # the seats after the list: free ports
-    if args.hands <= 0:
-        print(f"ERROR: invalid number of hands {args.hands}", file=sys.stderr)
+    if not 0 < args.hands <= MAX_HANDS:
+        print(f"ERROR: invalid number of hands {args.hands} (1..{MAX_HANDS})", file=sys.stderr)
         return 1
     for flag in ("t_response", "t_hand", "t_per_hand"):
         if getattr(args, flag) < 0:

@@ -21,7 +21,7 @@ from agent.cli.play import plan_with_limits
 from agent.evaluation.clock import clock_lines, clock_report
 from agent.evaluation.match import check_log_dir, check_seat_program, new_log_dir, parse_seat, run_match
 from agent.nets.manifest import ModelError
-from protocol.dealer import MAX_TIME_MS
+from protocol.dealer import MAX_HANDS, MAX_TIME_MS
 from protocol.logs import configure_logging
 
 SEATS_HELP = (
@@ -113,8 +113,8 @@ def _run_match(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.hands <= 0:
-        print("deepstack match: error: HANDS must be positive", file=sys.stderr)
+    if not 0 < args.hands <= MAX_HANDS:
+        print(f"deepstack match: error: HANDS must be positive and at most {MAX_HANDS}", file=sys.stderr)
         return 2
     for flag in ("t_response", "t_hand", "t_per_hand"):
         if not 0 < getattr(args, flag) <= MAX_TIME_MS:

@@ -79,6 +79,7 @@ def test_duplicate_match_and_command_seat(tmp_path: Path, capsys: pytest.Capture
         (["match", "hunl", "10", "call", "cmd:echo hi"], "{port} placeholder"),
         (["match", "hunl", "10", "call", 'cmd:"unbalanced {port}'], "seat 'cmd:\"unbalanced {port}': No closing quotation"),
         (["match", "hunl", "0", "call", "call"], "HANDS must be positive"),
+        (["match", "hunl", str(10**23), "call", "call"], "HANDS must be positive and at most 2147483647"),
     ],
 )
 def test_match_refuses_bad_seats(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

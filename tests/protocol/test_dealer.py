@@ -224,6 +224,8 @@ def test_dealer_command_refuses_a_bad_name_with_one_line(capsys: pytest.CaptureF
     err = capsys.readouterr().err
     assert err.strip() == "ERROR: bad player name 'a:b': ':' is not allowed (printable ASCII, no spaces, no ':', no '|')"
     assert not (tmp_path / "m.log").exists()
+    assert dealer_main(["m", "leduc", str(10**23), "1", "a", "b", "--log-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.strip() == f"ERROR: invalid number of hands {10**23} (1..2147483647)"
 
 
 @pytest.mark.parametrize(
