@@ -315,7 +315,7 @@ class SolverKernels:
     def update_regrets(self, player: int, floor: bool, pos: float = 1.0, neg: float = 1.0) -> None:
         """Add ``player``'s regrets, then floor (``floor``) or discount by ``pos`` / ``neg``.
 
-        For a :class:`agent.solver.cfr.Variant`: ``floor=variant.floors_regrets``,
+        For a :class:`agent.solver.variant.Variant`: ``floor=variant.floors_regrets``,
         ``pos, neg = variant.discount(t)``.
         """
         self._check()

@@ -268,7 +268,9 @@ def play_session(
     finally:
         sock.close()
         bot.end_match()
-    if buffer.pending and summary.ended != "interrupted":  # before the match's end: that stays the last record
+    stopped_on_purpose = summary.ended == "lost" and stopped is not None and stopped()
+    if buffer.pending and summary.ended != "interrupted" and not stopped_on_purpose:  # a line we cut is no news
+        # before the match's end: that stays the last record
         log.warning("unterminated_line_at_eof", data=printable(buffer.pending[:200].decode("ascii", "backslashreplace")))
     if summary.ended == "lost" and summary.last_hand is None:
         summary.error = "the dealer closed the connection before sending a state" + (
@@ -276,7 +278,7 @@ def play_session(
         )
     elif summary.ended == "lost" and not summary.error:
         summary.error = "the dealer closed the connection"
-    if summary.ended == "lost" and stopped is not None and stopped():
+    if stopped_on_purpose:
         summary.ended, summary.error = "interrupted", "the local match was stopped"
         log.info("match_stopped", hand=summary.last_hand, hands=summary.hands)
     elif summary.ended != "complete":

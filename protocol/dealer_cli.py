@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         game = load_game(args.game)
     except GameDefError as exc:
-        print(f"ERROR: could not read game {args.game}: {exc}", file=sys.stderr)
+        print(f"ERROR: could not read game {exc}", file=sys.stderr)  # the error names the file first
         return 1
     if len(args.players) != game.num_players:
         print(f"ERROR: {game.num_players} player names needed, got {len(args.players)}", file=sys.stderr)

@@ -347,9 +347,13 @@ def load_game(name_or_path: str | Path) -> Game:
         path = GAMES_DIR / SHORT_NAMES[text_name]
         return parse_game(path.read_text(), source=str(path), name=text_name)
     path = Path(name_or_path)
-    if path.is_dir():
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except OSError as exc:  # a name too long for the file system, ...
+        raise GameDefError(_shown(text_name), f"cannot read the file: {exc.strerror or exc}") from None
+    if is_dir:
         raise GameDefError(text_name, "is a folder, not a game file")
-    if not path.is_file():
+    if not is_file:
         raise GameDefError(
             text_name,
             "no such game file, and not a short name (" + ", ".join(SHORT_NAMES) + ")",

@@ -28,7 +28,7 @@ NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 def npz_problem(exc: BaseException) -> str:
     """What one of :data:`NPZ_ERRORS` says about the file, for a message. ``np.load`` takes a file
     that is no archive for a pickle and answers with advice to load it unsafely: not repeated."""
-    if isinstance(exc, ValueError) and "pickle" in str(exc):
+    if isinstance(exc, ValueError) and "contains pickled" in str(exc):  # not "Object arrays cannot be loaded ..."
         return "not a NumPy .npz archive"
     return str(exc) or type(exc).__name__
 

@@ -1,5 +1,6 @@
 """YAML files the product reads (``config.yaml``, ``spots.yaml``): PyYAML's safe loader, refusing a
-key given twice in one mapping, and reading numbers as YAML 1.2 does.
+key given twice in one mapping, and reading numbers as they look (``1e3`` a float; ``017`` and
+``1:30`` strings, not octal or base 60).
 
 ``yaml.safe_load`` keeps the last of two equal keys without a word, so an edit that adds a setting
 already set further down is silently overridden. Here, in the lowest layer of ``agent``, so every
@@ -19,14 +20,16 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 # YAML 1.1 (PyYAML) reads ``1e3`` as a string (a float needs a dot), ``1:30`` as 90 (base 60) and
 # ``017`` as 15 (octal): a setting written so was refused as "not a number", or silently taken as
-# another number. YAML 1.2's rules: decimal (no leading zero) or hexadecimal; anything else is a
-# string, which a number's setting refuses by name (so is an integer of more than 100 digits, which
-# int() would refuse past 4300 with an error naming no line)
-_INT = re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]{0,99})|[-+]?0x[0-9a-fA-F_]{1,100})$")
+# another number. Here a number is what it looks like to a person: an exponent without a dot is a
+# float (as in YAML 1.2); an integer is decimal without a leading zero, or hexadecimal; base 60,
+# octal and binary are strings, which a number's setting refuses by name (so is an integer of more
+# than 100 digits, which int() would refuse past 4300 with an error naming no line). Underscores
+# between digits stay allowed, as in YAML 1.1.
+_INT = re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]{0,99})|[-+]?0x[0-9a-fA-F][0-9a-fA-F_]{0,99})$")
 _FLOAT = re.compile(
     r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
-    r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+    r"|\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?\.(?:inf|Inf|INF)"
     r"|\.(?:nan|NaN|NAN))$"
 )

@@ -33,7 +33,7 @@ from protocol.state import HandState, RulesError
 
 @dataclass
 class SolvedChanceValues:
-    """A :class:`agent.resolving.continual.ChanceValueFn` solving the next street (see the module).
+    """A :class:`agent.resolving.settings.ChanceValueFn` solving the next street (see the module).
 
     ``street``: how the bot re-solves the next street (iterations, depth limit, leaves);
     ``sizing``: the lookahead's bets per round; ``fallback``: the leaf's own chance values,

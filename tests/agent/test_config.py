@@ -169,10 +169,10 @@ def test_a_key_given_twice_is_refused_at_its_second_line(tmp_path: Path, text: s
     assert str(info.value) == f"{path}:{where}: not valid YAML: duplicate key {key!r} (first on line {first})"
 
 
-def test_yaml_numbers_read_as_yaml_1_2_reads_them() -> None:
+def test_yaml_numbers_read_as_they_look() -> None:
     """PyYAML (YAML 1.1) reads ``1e3`` as a string, ``1:30`` as 90 (base 60) and ``017`` as 15: a range
-    ``99:0.75`` given alone became the number 5940.75, ``iterations: 017`` ran 15, and ``think_ms: 1e3``
-    was refused as not a number."""
+    ``99:0.75`` given alone became the number 5940.75, ``iterations: 017`` ran 15, and a number setting
+    given as ``1e3`` was refused as not a number (a whole-number setting still refuses the float)."""
     import yaml
 
     from agent.common.yaml_files import load_yaml
@@ -194,6 +194,8 @@ def test_yaml_numbers_read_as_yaml_1_2_reads_them() -> None:
     }
     assert math.isnan(load_yaml("x: .nan")["x"]) and load_yaml("x: 1e300")["x"] == 1e300
     # octal and binary (YAML 1.1 only) stay strings: a number's setting refuses them by name
+    # what PyYAML's constructors cannot read (a float of "." once the underscores go) stays a string
+    assert load_yaml("a: ._\nb: .__\nc: ._e5\nd: 0x_\ne: 1._\n") == {"a": "._", "b": ".__", "c": "._e5", "d": "0x_", "e": 1.0}
     assert load_yaml("a: 017\nb: 0b11\nc: 0o17\nd: 0_\ne: -0x10\nf: 0\n") == {
         "a": "017",
         "b": "0b11",

@@ -8,6 +8,7 @@ import torch
 
 from agent.solver import cfr
 from agent.solver.cfr import Solver
+from agent.solver.gadget import Gadget
 from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig, prepare
 from agent.solver.tree import DEEPSTACK_SIZING
@@ -296,7 +297,7 @@ def test_iteration_program_with_leaves_and_a_gadget_equals_the_phases(hunl: Game
         solver.replays_iterations = replay
         gen = torch.Generator().manual_seed(5)
         reach = torch.rand(2, len(hands), generator=gen)
-        gadget = cfr.Gadget(player=1, cfvs=torch.rand(len(hands), generator=gen) - 0.5, prior=torch.ones(len(hands)))
+        gadget = Gadget(player=1, cfvs=torch.rand(len(hands), generator=gen) - 0.5, prior=torch.ones(len(hands)))
         result = solver.solve(reach, 6, gadget=gadget)
         assert (solver._program is not None) == replay
         runs.append((solver, result, gadget, leaves.calls))

@@ -155,6 +155,15 @@ def test_an_interrupted_match_ends_its_log_with_the_match_end_not_a_half_receive
         "unterminated_line_at_eof",
         "match_not_finished",
     ]
+    # a local match stopped on purpose: the line cut is ours again
+    ours, dealer = socket.socketpair()
+    dealer.sendall(f"{HAND[1][0]}\r\n{HAND[2][0][:20]}".encode())
+    dealer.shutdown(socket.SHUT_WR)
+    with structlog.testing.capture_logs() as logs:
+        summary = play_session(ours, hunl, CallBot(), stopped=lambda: True)
+    dealer.close()
+    assert summary.ended == "interrupted"
+    assert [entry["event"] for entry in logs if entry["event"] != "startup"] == ["match_stopped"]
 
 
 @pytest.mark.parametrize(("cut", "code"), [(9, 0), (3, 3)])

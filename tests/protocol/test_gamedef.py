@@ -128,6 +128,8 @@ def test_missing_file_and_bad_file(tmp_path: Path) -> None:
         load_game(tmp_path / "nope.game")
     with pytest.raises(GameDefError, match="is a folder, not a game file"):
         load_game(tmp_path)
+    with pytest.raises(GameDefError, match=r"^'aaaa.*'\.\.\.'.*aaaa': cannot read the file: File name too long$"):
+        load_game("a" * 5000)  # a bare OSError (a traceback in the dealer) before
     binary = tmp_path / "bin.game"
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(GameDefError, match="cannot read"):
