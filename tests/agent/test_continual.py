@@ -510,6 +510,9 @@ def test_missing_and_corrupt_models_fail_at_start(leduc: Game, tmp_path: Path) -
         DeepStackBot(leduc, missing)
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a torchscript archive")
+    with pytest.raises(ModelError, match="no manifest.json in its folder or above it"):
+        load_value_net(bad)
+    (tmp_path / "manifest.json").write_text(json.dumps({"models": {}}))
     with pytest.raises(ModelError, match="not listed"):
         load_value_net(bad)
     (tmp_path / "manifest.json").write_text(json.dumps({"models": {"bad": {"path": "bad.pt", "sha256": "0" * 64}}}))
