@@ -104,12 +104,20 @@ def _recorded_meta(out: Path) -> dict | None:
     # a record without shards is a run that failed before its first shard: nothing to mix with
     if record.exists() and shard_files(out):
         try:
-            return json.loads(record.read_text())
+            meta = json.loads(record.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise DataFolderError(
                 f"{record}: unreadable ({exc}); move it away only if the shards beside it "
                 f"were made with the settings of this command"
             ) from exc
+        # a record of another shape (null, a list, a spec that is no mapping) is no record: taken for
+        # "none", the shards of other settings were resumed without a word
+        if not isinstance(meta, dict) or not isinstance(meta.get("spec"), dict):
+            raise DataFolderError(
+                f"{record}: not a generate record (an object with a 'spec' mapping); move it away only if the "
+                "shards beside it were made with the settings of this command"
+            )
+        return meta
     for shard in shard_files(out):
         try:
             with np.load(shard) as z:

@@ -166,6 +166,10 @@ def test_chunks_of_another_size_are_reused_and_overlaps_refused(tmp_path: Path) 
     (tmp_path / "lbr-0000030.json").write_text("not json")
     with pytest.raises(ValueError, match="not an LBR chunk"):
         run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path)
+    for damaged in ("[NaN, 1]", "[1, Infinity]", "[1e999]"):  # Python reads them: the run's result became NaN
+        (tmp_path / "lbr-0000030.json").write_text(damaged)
+        with pytest.raises(ValueError, match=r"lbr-0000030.json: not an LBR chunk \(a value is (nan|inf)\)"):
+            run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path)
 
 
 def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

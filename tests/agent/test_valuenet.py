@@ -239,6 +239,13 @@ def test_a_data_folder_resumes_only_with_its_own_settings(tmp_path: Path, capsys
     with pytest.raises(DataFolderError, match=r"iterations 20 -> 30"):
         generate(GenerateSpec(**{**spec.__dict__, "situations": 8, "iterations": 30}), out, progress=False)
     assert (out / "generate.json").read_text() == before and not shard_path(out, 1).exists()
+    # a record of another shape was taken for none (null) or was a traceback (a list, a spec that is a number)
+    for damaged in ("null", "[1]", '{"spec": 5}'):
+        (out / "generate.json").write_text(damaged)
+        with pytest.raises(DataFolderError, match="generate.json: not a generate record"):
+            generate(GenerateSpec(**{**spec.__dict__, "situations": 8, "iterations": 30}), out, progress=False)
+        assert not shard_path(out, 1).exists()
+    (out / "generate.json").write_text(before)
     code = main(
         [
             "generate",
