@@ -11,6 +11,7 @@ is refused by the tools that read them as one sample.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +99,11 @@ def parse_state_line(line: str, where: str) -> LoggedHand:
         holes = tuple(cards_from_str(h) for h in groups[0].split("|"))
         board = tuple(c for g in groups[1:] for c in cards_from_str(g))
         payoffs = tuple(float(x) for x in fields[4].split("|"))
+        # float() reads nan and inf: a damaged log drew a plot of them without a word
+        if not all(math.isfinite(p) for p in payoffs):
+            raise ValueError("a payoff is not a finite number")
+        if abs(sum(payoffs)) > 1e-6 * max(1.0, *map(abs, payoffs)):
+            raise ValueError("the payoffs do not sum to 0")
         return LoggedHand(int(fields[1]), fields[2], holes, board, payoffs, tuple(fields[5].split("|")))
     except ValueError as exc:
         raise ValueError(f"{where}: not a dealer STATE line ({exc}): {line[:80]!r}") from None

@@ -103,6 +103,14 @@ def count(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def repeats(text: str) -> int:
+    """How many times a benchmark repeats its work: 1 to 10000 (a typo of 20 digits ran until killed)."""
+    value = _int_at_least(text, 1)
+    if value > 10_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than 10000 repeats")
+    return value
+
+
 def bins(text: str) -> int:
     """Equity-histogram bins per hand, 1 to 1000 (a billion was a 9.65 TiB allocation traceback)."""
     value = _int_at_least(text, 1)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import yaml
 
-from agent.cli.common import HelpFormatter, count, example, non_negative_float, positive_int, pot_fractions
+from agent.cli.common import HelpFormatter, count, example, non_negative_float, positive_int, pot_fractions, repeats
 from agent.common.yaml_files import load_yaml, shown
 from agent.evaluation.plots import strategy_grids_png
 from agent.solver.handspace import HandSpace
@@ -404,7 +404,7 @@ def bench_parser() -> argparse.ArgumentParser:
         "10 minutes) and report the slowdown against the quiet run of the same spot (default 0: quiet only)",
     )
     p.add_argument(
-        "--repeat", type=positive_int, default=1, help="solve each spot this many times (quiet and busy alike; default 1)"
+        "--repeat", type=repeats, default=1, help="solve each spot this many times, 1 to 10000 (quiet and busy alike; default 1)"
     )
     return p
 

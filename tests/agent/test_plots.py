@@ -69,6 +69,12 @@ def test_plot_refuses_bad_sources(tmp_path: Path, capsys: pytest.CaptureFixture[
     (tmp_path / "x.log").write_text("# name/game/hands/seed x leduc 2 0\nSTATE:0:cc/cc:Kh|Qh/As:oops:a|b\n")
     assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path)]) == 2
     assert "x.log:2: not a dealer STATE line" in capsys.readouterr().err
+    # payoffs float() reads but no dealer writes: plotted without a word before
+    for payoffs, problem in (("nan|nan", "a payoff is not a finite number"), ("inf|-inf", "a payoff is not a finite number"),
+                             ("100|100", "the payoffs do not sum to 0")):  # fmt: skip
+        (tmp_path / "x.log").write_text(f"# name/game/hands/seed x leduc 2 0\nSTATE:0:cc/cc:Kh|Qh/As:{payoffs}:a|b\n")
+        assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path)]) == 2
+        assert f"x.log:2: not a dealer STATE line ({problem})" in capsys.readouterr().err
 
 
 def test_strategy_grids_of_the_hunl_bot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
