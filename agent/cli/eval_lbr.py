@@ -90,6 +90,8 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
             raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
         factory()  # fail now (bad model, bad bot) rather than in a worker
         out = Path(args.out) if args.out else None
+        if out is not None and out.exists() and not out.is_dir():  # was "[Errno 17] File exists", naming no option
+            raise ValueError(f"--out {out}: is a file; give a folder for the chunks")
         if out is not None:
             check_lbr_run(
                 out,
