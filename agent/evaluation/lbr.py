@@ -437,7 +437,7 @@ def _stored_estimate(out_dir: Path | None, prefix: str, first: int, count: int) 
     if path is None or not path.exists():
         return None
     try:
-        values = _finite_values(path)
+        values = chunk_values(path)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{path}: not a file of LBR winnings ({exc})") from exc
     if len(values) < count:
@@ -488,7 +488,7 @@ def fold_summary(queries: Sequence[FoldQuery], num_rounds: int) -> dict[str, dic
     return out
 
 
-def _finite_values(path: Path) -> list[float]:
+def chunk_values(path: Path) -> list[float]:
     """A chunk file's numbers; a ValueError for one that is not finite (JSON's NaN and Infinity are
     read by Python: a damaged chunk turned a run's result into NaN and wrote it over result.json)."""
     values = [float(v) for v in json.loads(path.read_text())]
@@ -505,7 +505,7 @@ def _stored_chunks(out_dir: Path | None) -> dict[int, list[float]]:
     stored = {}
     for path in out_dir.glob("lbr-[0-9]*.json"):
         try:
-            stored[int(path.stem.split("-")[1])] = _finite_values(path)
+            stored[int(path.stem.split("-")[1])] = chunk_values(path)
         except (ValueError, IndexError, TypeError) as exc:
             raise ValueError(f"{path}: not an LBR chunk ({exc})") from exc
     end = 0
