@@ -17,8 +17,8 @@ from typing import Any
 
 def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # SIGTERM kills a worker, whatever handler the parent had when it forked (Ray's, once ray.init
-    # ran in the process, raised an exception the pool's worker loop caught: the worker went on)
+    # SIGTERM kills a worker, whatever handler the parent had when it forked (with Ray's, once ray.init
+    # ran in the process, the workers lived on after terminate(): each stop waited for their tasks)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if initializer is not None:
         initializer(*initargs)
