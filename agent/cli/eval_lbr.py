@@ -91,7 +91,8 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         factory()  # fail now (bad model, bad bot) rather than in a worker
         out = Path(args.out) if args.out else None
         if out is not None and out.exists() and not out.is_dir():  # was "[Errno 17] File exists", naming no option
-            raise ValueError(f"--out {out}: is a file; give a folder for the chunks")
+            # an OSError: exit 1, as every command's output path that the machine refuses
+            raise NotADirectoryError(f"--out {out}: is a file; give a folder for the chunks")
         if out is not None:
             check_lbr_run(
                 out,

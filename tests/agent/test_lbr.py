@@ -207,7 +207,7 @@ def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.Captur
     assert lbr(chunk=0, out=tmp_path / "other") == 2
     assert "--chunk must be at least 1" in capsys.readouterr().err
     (tmp_path / "a-file").write_text("kept")
-    assert lbr(out=tmp_path / "a-file") == 2  # was "[Errno 17] File exists", naming no option
+    assert lbr(out=tmp_path / "a-file") == 1  # was "[Errno 17] File exists", naming no option
     assert f"--out {tmp_path / 'a-file'}: is a file; give a folder" in capsys.readouterr().err
     assert (tmp_path / "a-file").read_text() == "kept"
     # a folder whose run never wrote a chunk takes the next run's settings
