@@ -301,6 +301,19 @@ def test_play_refuses_a_port_outside_1_to_65535(value: str, capsys: pytest.Captu
     assert err[-1] == f"deepstack play: error: argument --port: {value!r} is not a port number (1..65535)"
 
 
+@pytest.mark.parametrize("value", ["", " ", "a b"])
+def test_play_refuses_an_empty_host_at_once(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty host was looked up, and retried, for the whole connect timeout (30 s) before the error."""
+    from agent.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["play", "--port", "9", "--host", value])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"deepstack play: error: argument --host: {value!r} is not a host name or address"
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "config", "message"),
     [

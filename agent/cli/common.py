@@ -69,6 +69,14 @@ def port(text: str) -> int:
     return value
 
 
+def host(text: str) -> str:
+    """A dealer's host name or address: not empty, no spaces (an empty one was looked up for the
+    whole connect timeout before the error came)."""
+    if not text.strip() or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host name or address")
+    return text
+
+
 def _whole(text: str) -> int | None:
     """``text`` as a whole number, None where it is not one."""
     try:

@@ -114,6 +114,11 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     except (OSError, GameDefError, ValueError, json.JSONDecodeError, ModelError) as exc:
         print(f"deepstack eval plot: error: {exc}", file=sys.stderr)
         return 2
+    try:  # once the sources are read (a refused source writes nothing): was a bare OSError naming no option
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"deepstack eval plot: error: --out {out}: cannot make the folder ({exc.strerror or exc})", file=sys.stderr)
+        return 2
     for name in short:
         print(f"deepstack eval plot: {name}: fewer than 2 hands, left out", file=sys.stderr)
     written = []

@@ -12,6 +12,7 @@ from agent.bots.registry import bot_names, check_bot, make_bot
 from agent.cli.common import (
     GAME_HELP,
     HelpFormatter,
+    host,
     load_game_or_exit,
     path_arg,
     port,
@@ -58,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--game", default="hunl", help=GAME_HELP)
     p.add_argument("--bot", default="deepstack", choices=bot_names(), help="which bot plays")
-    p.add_argument("--host", default="127.0.0.1", help="dealer host")
+    p.add_argument("--host", type=host, default="127.0.0.1", help="dealer host (default 127.0.0.1)")
     p.add_argument("--port", type=port, required=True, help="the seat's port printed by the dealer (1..65535)")
     p.add_argument(
         "--seed", type=seed, default=None, help="seed of the bot's random choices, 0..4294967295 (default: the config's seed)"
