@@ -61,14 +61,6 @@ def match_series(logs: list[Path], player: str | None = None) -> tuple[str, dict
     return game_name, series, len(per_match)
 
 
-def _chunk(path: Path) -> list[float]:
-    """An LBR chunk's values; a ValueError naming the file for one that is damaged or holds NaN or infinity."""
-    try:
-        return chunk_values(path)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: not an LBR chunk ({exc})") from None
-
-
 def run_plot_cli(args: argparse.Namespace) -> int:
     """Run ``deepstack eval plot``: PNG pictures (winnings with 95% bands, think time, strategy grids) of a match
     folder or an LBR ``--out`` folder."""
@@ -88,7 +80,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             grid_game = load_game(args.game or one_game(source, found) or "hunl")
             check_models(grid_game, load_config(args.config))
         if lbr:
-            values = [v for p in lbr for v in _chunk(p)]  # NaN and infinity refused, naming the file
+            values = [v for p in lbr for v in chunk_values(p)]  # NaN and infinity refused, naming the file
             # result.json is written when a run ends, run.json when it starts (a stopped run has only that)
             described = [source / name for name in ("result.json", "run.json") if (source / name).exists()]
             result = json.loads(described[0].read_text()) if described else {}
@@ -99,7 +91,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
             for prefix, label in (("expected", "showdowns over the bot's range"), ("aivat", "AIVAT")):
                 kept = [p.with_name(f"{prefix}-" + p.name.split("-", 1)[1]) for p in lbr]
                 if all(p.exists() for p in kept):  # folders written before they were kept have none
-                    series[label] = np.array([v for p in kept for v in _chunk(p)])
+                    series[label] = np.array([v for p in kept for v in chunk_values(p)])
         elif logs:
             game_name, series, matches = match_series(logs, args.player)
             pooled = f", {matches} matches" if matches > 1 else ""

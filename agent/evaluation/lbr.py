@@ -436,10 +436,7 @@ def _stored_estimate(out_dir: Path | None, prefix: str, first: int, count: int) 
     path = out_dir / f"{prefix}-{first:07d}.json" if out_dir is not None else None
     if path is None or not path.exists():
         return None
-    try:
-        values = chunk_values(path)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: not a file of LBR winnings ({exc})") from exc
+    values = chunk_values(path, "a file of LBR winnings")
     if len(values) < count:
         raise ValueError(f"{path}: {len(values)} hands, its chunk has {count}")
     return values[:count]
@@ -488,13 +485,17 @@ def fold_summary(queries: Sequence[FoldQuery], num_rounds: int) -> dict[str, dic
     return out
 
 
-def chunk_values(path: Path) -> list[float]:
-    """A chunk file's numbers; a ValueError for one that is not finite (JSON's NaN and Infinity are
-    read by Python: a damaged chunk turned a run's result into NaN and wrote it over result.json)."""
-    values = [float(v) for v in json.loads(path.read_text())]
+def chunk_values(path: Path, what: str = "an LBR chunk") -> list[float]:
+    """A chunk file's numbers; one ValueError naming the file (``{path}: not {what} (...)``) for one
+    that is not a list of numbers or holds one that is not finite (JSON's NaN and Infinity are read
+    by Python: a damaged chunk turned a run's result into NaN and wrote it over result.json)."""
+    try:
+        values = [float(v) for v in json.loads(path.read_text())]
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: not {what} ({exc})") from exc
     bad = next((v for v in values if not math.isfinite(v)), None)
     if bad is not None:
-        raise ValueError(f"a value is {bad}")
+        raise ValueError(f"{path}: not {what} (a value is {bad})")
     return values
 
 
@@ -505,9 +506,10 @@ def _stored_chunks(out_dir: Path | None) -> dict[int, list[float]]:
     stored = {}
     for path in out_dir.glob("lbr-[0-9]*.json"):
         try:
-            stored[int(path.stem.split("-")[1])] = chunk_values(path)
-        except (ValueError, IndexError, TypeError) as exc:
+            first = int(path.stem.split("-")[1])
+        except (ValueError, IndexError) as exc:
             raise ValueError(f"{path}: not an LBR chunk ({exc})") from exc
+        stored[first] = chunk_values(path)
     end = 0
     for first in sorted(stored):
         if first < end:
