@@ -385,16 +385,20 @@ def bench_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--deepstack-river-iterations",
         type=count,
-        default=2000,
-        help="iterations of the full-range DeepStack river re-solve (0: skip it)",
+        default=None,
+        help="iterations of the full-range DeepStack river re-solve (0: skip it; default 2000, with --quick 20)",
     )
     p.add_argument(
         "--deepstack-turn-iterations",
         type=count,
-        default=1000,
-        help="iterations of the full-range DeepStack turn re-solve (0: skip it)",
+        default=None,
+        help="iterations of the full-range DeepStack turn re-solve (0: skip it; default 1000, with --quick 0)",
     )
-    p.add_argument("--quick", action="store_true", help="river spot only and short DeepStack re-solves (CI)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="river spot only and short DeepStack re-solves (CI); explicit --spot and iteration flags still count",
+    )
     p.add_argument(
         "--beside-busy",
         type=count,
@@ -443,9 +447,9 @@ def bench_main(argv: list[str]) -> int:
     line per measurement; 2 on a bad spots file or name."""
     args = bench_parser().parse_args(argv)
     names = args.spot or (["river"] if args.quick else ["river", "turn"])
-    iters = {"river": args.deepstack_river_iterations, "turn": args.deepstack_turn_iterations}
-    if args.quick:
-        iters = {"river": 20, "turn": 0}
+    defaults = {"river": 20, "turn": 0} if args.quick else {"river": 2000, "turn": 1000}
+    given = {"river": args.deepstack_river_iterations, "turn": args.deepstack_turn_iterations}
+    iters = {street: defaults[street] if n is None else n for street, n in given.items()}
     try:
         spots, _ = read_spots(Path(args.spots))  # a bad file or name: refused before any solve
         check_spot_names(Path(args.spots), spots, names)

@@ -114,6 +114,14 @@ def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]
     assert {r["bench"] for r in rows} >= {"solver.spot", "solver.deepstack_river"}
 
 
+def test_bench_solver_quick_keeps_explicit_iteration_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """--quick picks short re-solves only where no iteration flag was given (it used to override them)."""
+    assert main(["bench", "solver", "--quick", "--spots", str(SPOTS), "--deepstack-river-iterations", "7"]) == 0
+    rows = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
+    assert [r["iterations"] for r in rows if r["bench"] == "solver.deepstack_river"] == [7]
+    assert not [r for r in rows if r["bench"] == "solver.deepstack_turn"]  # --quick's default for the turn: skip
+
+
 def test_spot_facing_a_bet_and_iterations_only(capsys: pytest.CaptureFixture[str]) -> None:
     """--line replays this round's actions (OOP bets the pot: raise to 15 from 5 each), so the
     in-position player is to act facing the bet; --target 0 runs exactly --iterations."""
