@@ -1,6 +1,6 @@
 """YAML files the product reads (``config.yaml``, ``spots.yaml``): PyYAML's safe loader, refusing a
 key given twice in one mapping, and reading numbers as they look (``1e3`` a float; ``017`` and
-``1:30`` strings, not octal or base 60).
+``1:30`` strings, not octal or base 60), and a plain key as its text (a spot named ``1e3`` is ``'1e3'``).
 
 ``yaml.safe_load`` keeps the last of two equal keys without a word, so an edit that adds a setting
 already set further down is silently overridden. Here, in the lowest layer of ``agent``, so every
@@ -18,6 +18,9 @@ import yaml
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
+_STR_TAG = "tag:yaml.org,2002:str"
+#: what a plain (unquoted) key may have been resolved to that it is read back as text from
+_PLAIN_KEY_TAGS = frozenset({_INT_TAG, _FLOAT_TAG, "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"})
 # YAML 1.1 (PyYAML) reads ``1e3`` as a string (a float needs a dot), ``1:30`` as 90 (base 60) and
 # ``017`` as 15 (octal): a setting written so was refused as "not a number", or silently taken as
 # another number. Here a number is what it looks like to a person: an exponent without a dot is a
@@ -40,12 +43,16 @@ class UniqueKeyLoader(yaml.SafeLoader):
     second of two equal keys of a mapping (``<<`` merges keep their override rule)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """As ``SafeLoader``'s, but a key seen twice in one mapping is an error naming both lines."""
+        """As ``SafeLoader``'s, but a key seen twice in one mapping is an error naming both lines, and a
+        plain key is the text as written (a spot named ``1e3`` stays ``'1e3'``, not the float 1000.0
+        that ``--spot 1e3`` would never find; ``on:`` stays ``'on'``, not True)."""
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, yaml.Mark] = {}
             for key_node, _ in node.value:
                 if key_node.tag == _MERGE_TAG:
                     continue
+                if isinstance(key_node, yaml.ScalarNode) and key_node.style is None and key_node.tag in _PLAIN_KEY_TAGS:
+                    key_node.tag = _STR_TAG
                 key = self.construct_object(key_node, deep=True)  # cached: the base class gets the same object
                 try:
                     first = seen.setdefault(key, key_node.start_mark)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agent.bots.config import Config, ConfigError, config_from_dict, default_config, load_config
 from agent.nets.manifest import ModelError, checked_file
@@ -108,10 +109,10 @@ def test_yaml_infinities_and_number_keys_are_refused_with_their_line(tmp_path: P
         str(info.value) == f"{path}:3: client.read_timeout_s: inf is not a finite positive number of seconds "
         "(at most 10000000; null waits forever)"
     )
-    path.write_text("seed: 1\n1: a\nfoo: b\n")  # keys of two types: sorted as text, both named
+    path.write_text("seed: 1\n1: a\nfoo: b\n")  # a plain key is its text: both named as written
     with pytest.raises(ConfigError) as info:
         load_config(path)
-    assert str(info.value).startswith(f"{path}:2: top level: unknown key(s) 1, 'foo'; known: ")
+    assert str(info.value).startswith(f"{path}:2: top level: unknown key(s) '1', 'foo'; known: ")
 
 
 def test_valid_override(tmp_path: Path) -> None:
@@ -204,6 +205,22 @@ def test_yaml_numbers_read_as_they_look() -> None:
         "e": -16,
         "f": 0,
     }
+
+
+def test_yaml_plain_keys_are_their_text() -> None:
+    """A spot named ``1e3`` was the float key 1000.0, which ``--spot 1e3`` never found; ``on:`` was True."""
+    from agent.common.yaml_files import load_yaml
+
+    assert load_yaml("1e3: a\non: b\n017: c\nnull: d\n'5': e\nx: {2: 3.5}\n") == {
+        "1e3": "a",
+        "on": "b",
+        "017": "c",
+        "null": "d",
+        "5": "e",
+        "x": {"2": 3.5},
+    }
+    with pytest.raises(yaml.constructor.ConstructorError, match="duplicate key '1'"):
+        load_yaml("1: a\n'1': b\n")
 
 
 def test_yaml_merge_keys_still_override() -> None:

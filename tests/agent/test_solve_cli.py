@@ -114,6 +114,14 @@ def test_bench_solver_quick_prints_json_lines(capsys: pytest.CaptureFixture[str]
     assert {r["bench"] for r in rows} >= {"solver.spot", "solver.deepstack_river"}
 
 
+def test_a_spot_named_like_a_number_is_found_by_that_name(tmp_path: Path) -> None:
+    """``1e3:`` was read as the float key 1000.0, so ``--spot 1e3`` said the file had no such spot."""
+    path = tmp_path / "spots.yaml"
+    path.write_text(SPOTS.read_text().replace("\n  river:", "\n  1e3:", 1))
+    spots, _ = load_spots(path)
+    assert "1e3" in spots and "river" not in spots
+
+
 def test_bench_solver_quick_keeps_explicit_iteration_flags(capsys: pytest.CaptureFixture[str]) -> None:
     """--quick picks short re-solves only where no iteration flag was given (it used to override them)."""
     assert main(["bench", "solver", "--quick", "--spots", str(SPOTS), "--deepstack-river-iterations", "7"]) == 0
