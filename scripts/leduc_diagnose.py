@@ -33,8 +33,8 @@ from agent.solver.handspace import HandSpace
 from agent.solver.resolve import SolverConfig
 from agent.solver.tree import FCPA
 from agent.training.datagen import encode, solve_last_round_batch
+from agent.training.datasets import canonical_rows
 from agent.training.situations import Situation
-from agent.training.train import canonical_rows
 from protocol.gamedef import load_game
 
 

@@ -67,7 +67,7 @@ class SituationEncoder:
 
     def __call__(self, part: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One shard's rows: inputs ``[n, 1 + 2K]``, targets ``[n, 2K]`` and masks ``[n, 2K]`` (1 where
-        the bucket holds a hand possible on the board), as :func:`agent.training.train.load_dataset` takes them."""
+        the bucket holds a hand possible on the board), as :func:`agent.training.datasets.load_dataset` takes them."""
         k = self.table.num_buckets
         n = len(part["pots"])
         x = np.zeros((n, 1 + 2 * k), dtype=np.float32)

@@ -36,9 +36,10 @@ from agent.nets.manifest import ModelError, checked_file, load_value_net, traine
 from agent.nets.valuenet import masked_huber, resolve_precision
 from agent.training.data_folder import shard_files
 from agent.training.datagen import NEXT_STREET, generate
+from agent.training.datasets import load_datasets
 from agent.training.generate_spec import GenerateSpec, alternating_updates
 from agent.training.streets import STREET_ROUND, street_abstraction
-from agent.training.train import TrainSpec, load_datasets, train, validation_split
+from agent.training.train import TrainSpec, train, validation_split
 from protocol.gamedef import Game, load_game
 
 #: the order the networks are built in: each street's leaves need the one before

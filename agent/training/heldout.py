@@ -19,8 +19,8 @@ import torch
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import load_value_net
 from agent.nets.valuenet import masked_huber
+from agent.training.datasets import check_data_game, load_datasets
 from agent.training.streets import STREET_ROUND, street_abstraction
-from agent.training.train import check_data_game, load_datasets
 
 
 @dataclass(frozen=True)

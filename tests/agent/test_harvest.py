@@ -16,10 +16,10 @@ from agent.solver.tree import FCPA
 from agent.training import harvest
 from agent.training.data_folder import load_shards
 from agent.training.datagen import solve_and_harvest, solve_situation
+from agent.training.datasets import check_poolable, load_datasets
 from agent.training.generate_spec import GenerateSpec
 from agent.training.situations import Situation, draw_situation
 from agent.training.streets import street_abstraction
-from agent.training.train import check_poolable, load_datasets
 from protocol.gamedef import load_game
 from protocol.state import HandState
 

@@ -16,11 +16,12 @@ from agent.nets.manifest import load_value_net, trained_seeds
 from agent.solver.handspace import HandSpace
 from agent.training.data_folder import load_shards
 from agent.training.datagen import solve_situation
+from agent.training.datasets import load_datasets
 from agent.training.generate_spec import GenerateSpec
 from agent.training.situations import Situation, draw_situation, draw_situations
 from agent.training.streets import street_abstraction
 from agent.training.teacher import load_teacher
-from agent.training.train import TrainSpec, load_datasets, train, validation_split
+from agent.training.train import TrainSpec, train, validation_split
 from protocol.gamedef import load_game
 
 RIVER = "models/holdem/river-small.pt"
