@@ -178,6 +178,44 @@ _REQUIRED = ("numPlayers", "numRounds", "blind", "numSuits", "numRanks", "numHol
 
 def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Game:
     """Parse the text of an ACPC game definition; ``source`` names it in error messages."""
+    values, betting = _read_definition(text, source)
+    field = _Fields(values, source)
+    num_players = field.single("numPlayers", 2, MAX_PLAYERS)
+    num_rounds = field.single("numRounds", 1, MAX_ROUNDS)
+    num_suits = field.single("numSuits", 1, 4)
+    num_ranks = field.single("numRanks", 1, 13)
+    num_hole = field.single("numHoleCards", 1, MAX_HOLE_CARDS)
+    stack = field.vector("stack", num_players, "player", UNLIMITED_STACK)
+    blind = field.vector("blind", num_players, "player")
+    board = field.vector("numBoardCards", num_rounds, "round")
+    first = field.vector("firstPlayer", num_rounds, "round", 1)
+    max_raises = field.vector("maxRaises", num_rounds, "round", UNLIMITED_RAISES)
+    raise_size = field.vector("raiseSize", num_rounds, "round") if "raiseSize" in values else ()
+    if betting is Betting.NOLIMIT and "raiseSize" in values:
+        raise GameDefError(source, "raiseSize is only meaningful in limit games", values["raiseSize"][0])
+    _check_players(field, stack, blind)
+    _check_rounds(field, num_players, first, raise_size, max_raises)
+    _check_cards(field, num_players, num_hole, board, num_suits * num_ranks)
+    return Game(
+        betting=betting,
+        num_players=num_players,
+        num_rounds=num_rounds,
+        stack=stack,
+        blind=blind,
+        raise_size=raise_size,
+        first_player=tuple(f - 1 for f in first),
+        max_raises=max_raises,
+        num_suits=num_suits,
+        num_ranks=num_ranks,
+        num_hole_cards=num_hole,
+        num_board_cards=board,
+        name=name or source,
+    )
+
+
+def _read_definition(text: str, source: str) -> tuple[dict[str, tuple[int, list[int]]], Betting]:
+    """The definition's lines: each key's line number and integers (by canonical key), and the
+    betting type; refused where a line, a key or a value is not what the ACPC dealer reads."""
     values: dict[str, tuple[int, list[int]]] = {}  # canonical key -> (line number, values)
     betting: tuple[int, Betting] | None = None
     seen_begin = False
@@ -210,39 +248,10 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
                 raise GameDefError(source, f"betting type given twice (first on line {betting[0]})", lineno)
             betting = (lineno, Betting(lowered))
             continue
-        key_text, sep, rest = line.partition("=")
-        if not sep:
-            key_text, _, rest = line.partition(" ")
-        key = key_text.strip()
-        spec = _VALUE_KEYS.get(key.lower())
-        if spec is None:
-            raise GameDefError(
-                source,
-                f"unknown key {_shown(key)}; known keys: limit, nolimit, " + ", ".join(c for c, _ in _VALUE_KEYS.values()),
-                lineno,
-            )
-        canonical, _count = spec
+        canonical, numbers = _value_line(line, source, lineno)
         if canonical in values:
             raise GameDefError(source, f"{canonical} given twice (first on line {values[canonical][0]})", lineno)
-        items = rest.split("#", 1)[0].split()  # a comment may follow the values
-        if not items:
-            raise GameDefError(source, f"{canonical} has no value", lineno)
-        if not all(_INTEGER.fullmatch(v) for v in items):  # int() also takes 1_00 and other scripts' digits
-            raise GameDefError(source, f"{canonical} values must be integers, got {_shown(rest.strip())}", lineno)
-        # int() refuses strings past 4300 digits with a ValueError of its own; past 10 none fits 32 bits
-        huge = next((v for v in items if len(v.lstrip("+-").lstrip("0")) > 10), None)
-        if huge is not None:
-            raise GameDefError(
-                source, f"{canonical} value {_shown(huge)} does not fit the 32-bit integers the ACPC dealer reads", lineno
-            )
-        numbers = [int(v) for v in items]
-        outside = next((n for n in numbers if not INT32_MIN <= n <= UNLIMITED_STACK), None)
-        if outside is not None:
-            raise GameDefError(
-                source, f"{canonical} value {outside} does not fit the 32-bit integers the ACPC dealer reads", lineno
-            )
         values[canonical] = (lineno, numbers)
-
     if betting is None:
         raise GameDefError(source, "missing betting type: a line 'limit' or 'nolimit' is required")
     for key in _REQUIRED:
@@ -250,89 +259,113 @@ def parse_game(text: str, source: str = "<game>", name: str | None = None) -> Ga
             raise GameDefError(source, f"missing required key {key}")
     if betting[1] is Betting.LIMIT and "raiseSize" not in values:
         raise GameDefError(source, "missing required key raiseSize (required in limit games)")
+    return values, betting[1]
 
-    def single(key: str, low: int, high: int) -> int:
-        lineno, nums = values[key]
-        if len(nums) != 1:
-            raise GameDefError(source, f"{key} takes one value, got {len(nums)}", lineno)
-        if not low <= nums[0] <= high:
-            raise GameDefError(source, f"{key} = {nums[0]} is outside {low}..{high}", lineno)
-        return nums[0]
 
-    num_players = single("numPlayers", 2, MAX_PLAYERS)
-    num_rounds = single("numRounds", 1, MAX_ROUNDS)
-    num_suits = single("numSuits", 1, 4)
-    num_ranks = single("numRanks", 1, 13)
-    num_hole = single("numHoleCards", 1, MAX_HOLE_CARDS)
-
-    def vector(key: str, count: int, what: str, default: int | None = None) -> tuple[int, ...]:
-        if key not in values:
-            assert default is not None
-            return (default,) * count
-        lineno, nums = values[key]
-        if len(nums) != count:
-            raise GameDefError(source, f"{key} needs {count} values (one per {what}), got {len(nums)}", lineno)
-        return tuple(nums)
-
-    stack = vector("stack", num_players, "player", UNLIMITED_STACK)
-    blind = vector("blind", num_players, "player")
-    board = vector("numBoardCards", num_rounds, "round")
-    first = vector("firstPlayer", num_rounds, "round", 1)
-    max_raises = vector("maxRaises", num_rounds, "round", UNLIMITED_RAISES)
-    raise_size = vector("raiseSize", num_rounds, "round") if "raiseSize" in values else ()
-    if betting[1] is Betting.NOLIMIT and "raiseSize" in values:
-        raise GameDefError(source, "raiseSize is only meaningful in limit games", values["raiseSize"][0])
-
-    for p, (s, b) in enumerate(zip(stack, blind)):
-        if s <= 0:
-            raise GameDefError(source, f"stack of player {p + 1} must be positive, got {s}", values["stack"][0])
-        if b < 0:
-            raise GameDefError(source, f"blind of player {p + 1} must not be negative, got {b}", values["blind"][0])
-        if b > s:
-            raise GameDefError(source, f"blind of player {p + 1} ({b}) is greater than its stack ({s})", values["blind"][0])
-    if all(b >= s for s, b in zip(stack, blind)):
-        raise GameDefError(
-            source, "every player's blind is its whole stack: no one could ever act (the ACPC dealer loops)", values["blind"][0]
-        )
-    for r, f in enumerate(first):
-        if not 1 <= f <= num_players:
-            raise GameDefError(source, f"firstPlayer of round {r + 1} is {f}, must be 1..{num_players}", values["firstPlayer"][0])
-    for r, size in enumerate(raise_size):
-        if size <= 0:
-            raise GameDefError(source, f"raiseSize of round {r + 1} must be positive, got {size}", values["raiseSize"][0])
-    for r, m in enumerate(max_raises):
-        if not 0 <= m <= UNLIMITED_RAISES:
-            raise GameDefError(source, f"maxRaises of round {r + 1} must be 0..255, got {m}", values["maxRaises"][0])
-    if any(n < 0 for n in board):
-        raise GameDefError(source, "numBoardCards values must not be negative", values["numBoardCards"][0])
-    if sum(board) > MAX_BOARD_CARDS:
-        raise GameDefError(
-            source, f"at most {MAX_BOARD_CARDS} board cards in total, got {sum(board)}", values["numBoardCards"][0]
-        )
-    if num_hole + sum(board) > MAX_HAND_CARDS:
+def _value_line(line: str, source: str, lineno: int) -> tuple[str, list[int]]:
+    """A ``key = values`` (or ``key values``) line: the canonical key and its 32-bit integers."""
+    key_text, sep, rest = line.partition("=")
+    if not sep:
+        key_text, _, rest = line.partition(" ")
+    key = key_text.strip()
+    spec = _VALUE_KEYS.get(key.lower())
+    if spec is None:
         raise GameDefError(
             source,
-            f"a hand of {num_hole} hole and {sum(board)} board cards cannot be ranked: at most {MAX_HAND_CARDS} cards in all",
-            values["numBoardCards"][0],
+            f"unknown key {_shown(key)}; known keys: limit, nolimit, " + ", ".join(c for c, _ in _VALUE_KEYS.values()),
+            lineno,
         )
-    if num_hole * num_players + sum(board) > num_suits * num_ranks:
-        raise GameDefError(source, "too many hole and board cards for the deck (numSuits x numRanks)")
+    canonical, _count = spec
+    items = rest.split("#", 1)[0].split()  # a comment may follow the values
+    if not items:
+        raise GameDefError(source, f"{canonical} has no value", lineno)
+    if not all(_INTEGER.fullmatch(v) for v in items):  # int() also takes 1_00 and other scripts' digits
+        raise GameDefError(source, f"{canonical} values must be integers, got {_shown(rest.strip())}", lineno)
+    # int() refuses strings past 4300 digits with a ValueError of its own; past 10 none fits 32 bits
+    huge = next((v for v in items if len(v.lstrip("+-").lstrip("0")) > 10), None)
+    if huge is not None:
+        raise GameDefError(
+            source, f"{canonical} value {_shown(huge)} does not fit the 32-bit integers the ACPC dealer reads", lineno
+        )
+    numbers = [int(v) for v in items]
+    outside = next((n for n in numbers if not INT32_MIN <= n <= UNLIMITED_STACK), None)
+    if outside is not None:
+        raise GameDefError(source, f"{canonical} value {outside} does not fit the 32-bit integers the ACPC dealer reads", lineno)
+    return canonical, numbers
 
-    return Game(
-        betting=betting[1],
-        num_players=num_players,
-        num_rounds=num_rounds,
-        stack=stack,
-        blind=blind,
-        raise_size=raise_size,
-        first_player=tuple(f - 1 for f in first),
-        max_raises=max_raises,
-        num_suits=num_suits,
-        num_ranks=num_ranks,
-        num_hole_cards=num_hole,
-        num_board_cards=board,
-        name=name or source,
-    )
+
+class _Fields:
+    """The definition's values read as the game's fields, each refusal naming the key's line."""
+
+    def __init__(self, values: dict[str, tuple[int, list[int]]], source: str) -> None:
+        self.values = values
+        self.source = source
+
+    def error(self, key: str, problem: str) -> GameDefError:
+        """A GameDefError at ``key``'s line."""
+        return GameDefError(self.source, problem, self.values[key][0])
+
+    def single(self, key: str, low: int, high: int) -> int:
+        """The one value of ``key``, within ``low..high``."""
+        _, nums = self.values[key]
+        if len(nums) != 1:
+            raise self.error(key, f"{key} takes one value, got {len(nums)}")
+        if not low <= nums[0] <= high:
+            raise self.error(key, f"{key} = {nums[0]} is outside {low}..{high}")
+        return nums[0]
+
+    def vector(self, key: str, count: int, what: str, default: int | None = None) -> tuple[int, ...]:
+        """``count`` values of ``key`` (one per ``what``), or ``default`` for each where the key is absent."""
+        if key not in self.values:
+            assert default is not None
+            return (default,) * count
+        _, nums = self.values[key]
+        if len(nums) != count:
+            raise self.error(key, f"{key} needs {count} values (one per {what}), got {len(nums)}")
+        return tuple(nums)
+
+
+def _check_players(field: _Fields, stack: tuple[int, ...], blind: tuple[int, ...]) -> None:
+    """Positive stacks, blinds within them, and someone left able to act."""
+    for p, (s, b) in enumerate(zip(stack, blind)):
+        if s <= 0:
+            raise field.error("stack", f"stack of player {p + 1} must be positive, got {s}")
+        if b < 0:
+            raise field.error("blind", f"blind of player {p + 1} must not be negative, got {b}")
+        if b > s:
+            raise field.error("blind", f"blind of player {p + 1} ({b}) is greater than its stack ({s})")
+    if all(b >= s for s, b in zip(stack, blind)):
+        raise field.error("blind", "every player's blind is its whole stack: no one could ever act (the ACPC dealer loops)")
+
+
+def _check_rounds(
+    field: _Fields, num_players: int, first: tuple[int, ...], raise_size: tuple[int, ...], max_raises: tuple[int, ...]
+) -> None:
+    """Each round's first player a seat, its raise size positive, its raise limit 0..255."""
+    for r, f in enumerate(first):
+        if not 1 <= f <= num_players:
+            raise field.error("firstPlayer", f"firstPlayer of round {r + 1} is {f}, must be 1..{num_players}")
+    for r, size in enumerate(raise_size):
+        if size <= 0:
+            raise field.error("raiseSize", f"raiseSize of round {r + 1} must be positive, got {size}")
+    for r, m in enumerate(max_raises):
+        if not 0 <= m <= UNLIMITED_RAISES:
+            raise field.error("maxRaises", f"maxRaises of round {r + 1} must be 0..255, got {m}")
+
+
+def _check_cards(field: _Fields, num_players: int, num_hole: int, board: tuple[int, ...], deck: int) -> None:
+    """Board cards a hand can be ranked with, and hole and board cards the deck can deal."""
+    if any(n < 0 for n in board):
+        raise field.error("numBoardCards", "numBoardCards values must not be negative")
+    if sum(board) > MAX_BOARD_CARDS:
+        raise field.error("numBoardCards", f"at most {MAX_BOARD_CARDS} board cards in total, got {sum(board)}")
+    if num_hole + sum(board) > MAX_HAND_CARDS:
+        raise field.error(
+            "numBoardCards",
+            f"a hand of {num_hole} hole and {sum(board)} board cards cannot be ranked: at most {MAX_HAND_CARDS} cards in all",
+        )
+    if num_hole * num_players + sum(board) > deck:
+        raise GameDefError(field.source, "too many hole and board cards for the deck (numSuits x numRanks)")
 
 
 def _shown(text: str, limit: int = 60) -> str:
