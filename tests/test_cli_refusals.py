@@ -381,3 +381,38 @@ def test_an_output_of_the_wrong_kind_is_named_with_its_option(tmp_path: Path, ca
     last = _refused(["ensemble", "--name", "x", "--out", str(adir), net, net], capsys)
     assert last == f"deepstack ensemble: error: --out {adir}: is a folder; give the ensemble's file name"
     assert afile.read_text() == "kept" and list(adir.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["../keep/notes", "", ".hidden", "a/b", "x" * 101])
+def test_train_refuses_a_name_that_is_no_file_name(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--name ../keep/notes`` wrote a network over ``keep/notes.pt`` outside ``--out``; ``--name ''`` wrote ``OUT/.pt``."""
+    argv = ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "net"), "--name", name]
+    assert "argument --name:" in _refused(argv, capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_refuses_a_name_that_is_another_files_entry_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``train --out models/holdem --name buckets-flop`` replaced the flop bucket table's manifest entry with a
+    network's (the bot then refused the table); now refused before any data is read, the manifest unchanged."""
+    manifest = tmp_path / "models" / "manifest.json"
+    (tmp_path / "models" / "holdem").mkdir(parents=True)
+    (tmp_path / "models" / "holdem" / "buckets-flop.npz").write_bytes(b"table")
+    text = '{"models": {"buckets-flop": {"path": "holdem/buckets-flop.npz", "sha256": "ab"}}}'
+    manifest.write_text(text)
+    out = tmp_path / "models" / "holdem"
+    argv = ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(out), "--name", "buckets-flop"]
+    assert _refused(argv, capsys).endswith(
+        "the name 'buckets-flop' is the entry of holdem/buckets-flop.npz, not of buckets-flop.pt; give another name "
+        "(or another output folder)"
+    )
+    assert manifest.read_text() == text and sorted(p.name for p in out.iterdir()) == ["buckets-flop.npz"]
+
+
+def test_train_refuses_an_out_it_cannot_make_with_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As every command's refused output path (it was exit 2, after the data was read)."""
+    (tmp_path / "afile").write_text("x")
+    argv = ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "afile" / "net"), "--name", "n"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err.startswith(f"deepstack train: error: cannot write to {tmp_path / 'afile' / 'net'}: ")

@@ -7,11 +7,13 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import sys
 from typing import Any
 
 from agent.bots.config import MAX_SEED
+from agent.common.yaml_files import shown
 from agent.nets.valuenet import NET_PRECISIONS
 from agent.training.generate_spec import UPDATES
 from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
@@ -90,6 +92,18 @@ def path_arg(text: str) -> str:
     current folder without a word)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
+def model_name(text: str) -> str:
+    """A model's name, which names its files (OUT/NAME.pt, .ckpt, ...): letters, digits, ``-``, ``_``
+    and ``.``, not starting with a dot, at most 100 characters (``../keep/notes`` wrote outside
+    ``--out``; an empty name wrote the hidden file ``OUT/.pt``)."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", text):
+        raise argparse.ArgumentTypeError(
+            f"{shown(text)} is not a model name (letters, digits, '-', '_' and '.', not starting with a dot, "
+            "at most 100 characters)"
+        )
     return text
 
 

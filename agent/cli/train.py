@@ -14,11 +14,12 @@ from agent.cli.common import (
     HelpFormatter,
     example,
     load_game_or_exit,
+    model_name,
     path_arg,
     seed,
 )
 from agent.nets.encoding import SituationEncoder
-from agent.nets.manifest import ModelError
+from agent.nets.manifest import ModelError, check_registrable
 from agent.solver.handspace import HandSpace
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, train
@@ -54,7 +55,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="output folder (models/leduc replaces a shipped network and its manifest entry)",
     )
-    p.add_argument("--name", required=True, help="model name in the manifest (the files are OUT/NAME.pt, .ckpt, .loss.png)")
+    p.add_argument(
+        "--name",
+        type=model_name,
+        required=True,
+        help="model name in the manifest (the files are OUT/NAME.pt, .ckpt, .loss.png); a name another file's entry "
+        "has in OUT's manifest is refused",
+    )
     p.add_argument("--epochs", type=int, default=200, help="passes over the training data (default 200)")
     p.add_argument("--batch-size", type=int, default=1000, help="situations per Adam step")
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate until --lr-drop-epoch")
@@ -131,6 +138,12 @@ def _run_train(args: argparse.Namespace) -> int:
         weight_decay=args.weight_decay,
     )
     try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file, a folder we may not write in, ...: before minutes of training
+        print(f"deepstack train: error: cannot write to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    try:
+        check_registrable(Path(args.out) / f"{args.name}.pt", args.name)
         if game.deck_size <= 12:
             space = HandSpace(game)
             stats = train(

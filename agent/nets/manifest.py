@@ -122,10 +122,25 @@ def _manifest_to_write(model_path: Path) -> Path:
     return model_path.parent / "manifest.json"
 
 
+def check_registrable(model_path: Path, name: str) -> Path:
+    """The manifest that ``name``'s entry for ``model_path`` will go to, checked before any work is
+    done: readable, and ``name`` not already the entry of another file (``train --out models/holdem
+    --name buckets-flop`` replaced the flop bucket table's entry with a network's, which broke the bot)."""
+    model_path = Path(model_path).resolve()
+    manifest = _manifest_to_write(model_path)
+    entry = read_manifest(manifest)["models"].get(name)
+    if entry is not None and (manifest.parent / entry["path"]).resolve() != model_path:
+        raise ModelError(
+            f"{manifest}: the name {shown(name)} is the entry of {entry['path']}, not of {model_path.name}; "
+            "give another name (or another output folder)"
+        )
+    return manifest
+
+
 def register_model(model_path: Path, name: str, **info: Any) -> Path:
     """Add or replace the manifest entry of ``model_path``; returns the manifest path."""
     model_path = Path(model_path).resolve()
-    manifest = _manifest_to_write(model_path)
+    manifest = check_registrable(model_path, name)
     data = read_manifest(manifest)
     data["models"][name] = {
         "path": str(model_path.relative_to(manifest.parent)),
@@ -143,12 +158,12 @@ def register_model(model_path: Path, name: str, **info: Any) -> Path:
 def checked_file(path: str | Path, missing_hint: str = "") -> tuple[Path, dict[str, Any]]:
     """A file of ``models/`` (path relative to the project or absolute) and its manifest entry,
     after checking that it exists, is listed and has the recorded sha256."""
-    path = Path(path)
+    path = given = Path(path)
     try:
         if not path.is_absolute() and not path.exists():
             path = MODELS_DIR.parent / path
-        if not path.exists():
-            raise ModelError(f"{path}: model file is missing{missing_hint}")
+        if not path.exists():  # named as given: a relative path is looked for here first
+            raise ModelError(f"{given}: model file is missing{missing_hint}")
         if not path.is_file():
             raise ModelError(f"{path}: is a folder, not a model file")
     except OSError as exc:  # a name too long for the file system, a folder we may not enter, ...

@@ -18,7 +18,7 @@ import torch
 from tqdm import tqdm
 
 from agent.common.files import replacing, write_json
-from agent.nets.manifest import command_line, load_value_net, register_model, save_scripted
+from agent.nets.manifest import check_registrable, command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
 from agent.training.datasets import canonical_rows, check_data_game, data_fingerprint, data_provenance, load_datasets
 
@@ -282,6 +282,7 @@ def train(
     data_dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
     if game is not None:
         check_data_game(data_dirs, game, round_)
+    check_registrable(out_dir / f"{model_name}.pt", model_name)  # before the work, not after it
     net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
     x, y, m, groups = _training_rows(data_dirs, encoder, canonical_space, net_spec, progress)
     n = len(x)
