@@ -416,3 +416,13 @@ def test_train_refuses_an_out_it_cannot_make_with_exit_1(tmp_path: Path, capsys:
     argv = ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "afile" / "net"), "--name", "n"]
     assert main(argv) == 1
     assert capsys.readouterr().err.startswith(f"deepstack train: error: cannot write to {tmp_path / 'afile' / 'net'}: ")
+
+
+@pytest.mark.parametrize(("situations", "shard_size"), [("10000000000", "500"), ("2000000", "1")])
+def test_generate_refuses_more_shards_than_it_can_look_up(
+    situations: str, shard_size: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10^10 situations looked every shard up before solving one, for minutes, as memory grew."""
+    argv = ["generate", "--game", "leduc", "--situations", situations, "--shard-size", shard_size, "--out", str(tmp_path / "g")]
+    assert "at most 1,000,000,000 situations in at most 1,000,000 shards" in _refused(argv, capsys)
+    assert list(tmp_path.iterdir()) == []

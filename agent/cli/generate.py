@@ -24,6 +24,11 @@ from agent.training.data_folder import DataFolderError
 from agent.training.datagen import NEXT_STREET, check_harvest, check_labels, generate, is_hand_level, load_next_net
 from agent.training.generate_spec import GENERATE_DCFR, GenerateSpec, alternating_updates, parse_batch, parse_dcfr
 
+#: far past any data set made so far (DeepStack 10M turn situations, Supremus 50M river ones)
+MAX_SITUATIONS = 1_000_000_000
+#: a resumed run looks every shard up before it solves (about a second per 200,000 on this machine)
+MAX_SHARDS = 1_000_000
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``deepstack generate`` (value-network training situations, solved and written as resumable shards)."""
@@ -197,6 +202,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.situations <= 0 or args.shard_size <= 0 or args.iterations <= 0 or (args.ray_cpus is not None and args.ray_cpus <= 0):
         print(
             "deepstack generate: error: --situations, --shard-size, --iterations and --ray-cpus must be positive", file=sys.stderr
+        )
+        return 2
+    shards = -(-args.situations // args.shard_size)
+    if args.situations > MAX_SITUATIONS or shards > MAX_SHARDS:
+        print(
+            f"deepstack generate: error: --situations {args.situations} in shards of {args.shard_size}: at most "
+            f"{MAX_SITUATIONS:,} situations in at most {MAX_SHARDS:,} shards (a start with 10^10 looked every shard up "
+            "before solving one, for minutes, as its memory grew)",
+            file=sys.stderr,
         )
         return 2
 

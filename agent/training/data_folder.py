@@ -238,7 +238,10 @@ def missing_shards(spec: GenerateSpec, out: Path) -> list[tuple[int, int]]:
     for i in range(n_shards):
         count = min(spec.shard_size, spec.situations - i * spec.shard_size)
         have = shard_count(shard_path(out, i))
-        if have is None or 0 <= have < count:
+        # a turn shard whose harvested river shard is gone or damaged is redone with it (its
+        # rows are a function of the seed and the index, like the turn shard's)
+        lost_harvest = spec.harvest_river > 0 and have is not None and shard_count(shard_path(out / harvest.FOLDER, i)) is None
+        if have is None or 0 <= have < count or lost_harvest:
             todo.append((i, count))
     return todo
 

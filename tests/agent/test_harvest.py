@@ -14,7 +14,7 @@ from agent.solver.handspace import HandSpace
 from agent.solver.resolve import solve_ranges
 from agent.solver.tree import FCPA
 from agent.training import harvest
-from agent.training.data_folder import load_shards
+from agent.training.data_folder import load_shards, shard_path
 from agent.training.datagen import solve_and_harvest, solve_situation
 from agent.training.datasets import check_poolable, load_datasets
 from agent.training.generate_spec import GenerateSpec
@@ -120,3 +120,24 @@ def test_a_harvest_kept_at_another_threshold_is_not_resumed(tmp_path: Path, caps
     assert main([*argv, "--situations", "2"]) == 2
     assert "0.001" in capsys.readouterr().err
     assert len(list(out.glob("shard-*.npz"))) == 1  # nothing added
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate"])
+def test_a_lost_harvest_shard_is_redone_by_the_same_command(tmp_path: Path, damage: str) -> None:
+    """train's advice for an unreadable shard is to delete it and generate again; for a harvested river
+    shard that did nothing (its turn shard existed), so the river data stayed one shard short."""
+    out = tmp_path / "turn"
+    argv = ["generate", "--game", "hunl", "--street", "turn", "--situations", "2", "--shard-size", "1", "--iterations", "5"]
+    argv += ["--harvest-river", "2", "--out", str(out)]
+    assert main(argv) == 0
+    lost = shard_path(out / harvest.FOLDER, 1)
+    before = dict(np.load(lost))
+    if damage == "delete":
+        lost.unlink()
+    else:
+        lost.write_bytes(lost.read_bytes()[:300])
+    turn_before = dict(np.load(shard_path(out, 1)))
+    assert main(argv) == 0
+    for path, was in ((lost, before), (shard_path(out, 1), turn_before)):  # both rewritten, the same rows
+        now = dict(np.load(path))
+        assert sorted(now) == sorted(was) and all(np.array_equal(now[k], was[k]) for k in was if k != "meta")
