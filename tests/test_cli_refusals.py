@@ -426,3 +426,24 @@ def test_generate_refuses_more_shards_than_it_can_look_up(
     argv = ["generate", "--game", "leduc", "--situations", situations, "--shard-size", shard_size, "--out", str(tmp_path / "g")]
     assert "at most 1,000,000,000 situations in at most 1,000,000 shards" in _refused(argv, capsys)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_buckets_checks_the_manifest_before_the_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A damaged manifest in --out was found only when the first table was registered, after minutes of
+    clustering, and ended in a traceback; the table was left written without its entry."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text("{not json")
+    assert "unreadable model manifest" in _refused(
+        ["buckets", "--street", "preflop", "--preflop-boards", "3", "--out", str(out)], capsys
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]
+
+
+def test_buckets_refuses_an_out_it_cannot_make_with_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It ended in a bare errno after the matrix was computed."""
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "afile" / "b"
+    assert main(["buckets", "--street", "preflop", "--preflop-boards", "3", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepstack buckets: error: cannot write to {out}: ") and "pre-flop matrix" not in err

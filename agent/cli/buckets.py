@@ -17,7 +17,7 @@ from agent.cli.common import (
 )
 from agent.leaves.equity_matrix import preflop_matrix, save_preflop
 from agent.nets.buckets import fit_buckets
-from agent.nets.manifest import register_model
+from agent.nets.manifest import ModelError, check_registrable, register_model
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -56,11 +56,28 @@ def _run_buckets(args: argparse.Namespace) -> int:
         )
         return 2
     try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file, a folder we may not write in, ...: before minutes of clustering
+        print(f"deepstack buckets: error: cannot write to {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    try:
+        for name, file in _outputs(args.street):  # a manifest we could not update: before the work
+            check_registrable(out / file, name)
         _write_buckets(args, out, command)
-    except ValueError as exc:  # e.g. fewer hands on the boards than buckets
+    except (ValueError, ModelError) as exc:  # e.g. fewer hands on the boards than buckets
         print(f"deepstack buckets: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # no space left, ...
+        print(f"deepstack buckets: error: cannot write to {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _outputs(street: str) -> list[tuple[str, str]]:
+    """The manifest names and file names that ``--street`` writes."""
+    names = [f"buckets-{s}" for s in ("flop", "turn") if street in (s, "all")]
+    names += ["preflop-checkdown"] if street in ("preflop", "all") else []
+    return [(name, f"{name}.npz") for name in names]
 
 
 def _write_buckets(args: argparse.Namespace, out: Path, command: str) -> None:
