@@ -184,6 +184,25 @@ def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: Situation
 #: spec fields a resumed campaign may change: the budget (the earlier runs' seconds count against
 #: it, so a larger one gives the resumed run more time) and the spelling of the output folder
 RESUMABLE = ("budget_s", "out")
+#: what a finished stage's record must hold for the report, and of what kind ("number?": a number or null)
+STAGE_KEYS = {
+    "situations": "int",
+    "solved_per_s": "number?",
+    "epochs": "int",
+    "validation_loss": "number",
+    "held_out": "int",
+    "shipped_validation_loss": "number?",
+    "loss_curve": "str",
+}
+
+
+_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "number": (int, float), "str": (str,)}
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind.endswith("?") and value is None:
+        return True
+    return not isinstance(value, bool) and isinstance(value, _KINDS[kind.rstrip("?")])
 
 
 def spec_record(spec: CampaignSpec) -> dict[str, Any]:
@@ -201,6 +220,15 @@ def load_state(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: unreadable campaign record ({exc}); move it away to start the campaign again") from None
     if not isinstance(state, dict) or not isinstance(state.get("stages"), dict):
         raise ValueError(f"{path}: not a campaign record (an object with a 'stages' mapping)")
+    for street, stage in state["stages"].items():
+        if street not in STAGES or not isinstance(stage, dict) or not all(_is(stage.get(k), t) for k, t in STAGE_KEYS.items()):
+            raise ValueError(
+                f"{path}: stage {street!r} is not a finished stage's record (one of {', '.join(STAGES)}, with "
+                f"{', '.join(STAGE_KEYS)}); move the file away to start the campaign again"
+            )
+    elapsed = state.get("elapsed_s", 0.0)
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or not 0 <= elapsed < float("inf"):
+        raise ValueError(f"{path}: elapsed_s {elapsed!r} is not a number of seconds")
     return state
 
 
@@ -295,8 +323,8 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
         # what is left of the stage's time (nothing, after an overrun: one shard per worker, one epoch)
         gen_deadline = time.time() + GENERATE_FRACTION * max(0.0, stage_end - time.time())
         next_net = None
-        if street in NEXT_STREET:
-            next_net = stages[NEXT_STREET[street]]["network"]
+        if street in NEXT_STREET:  # the file the stage before wrote, found in --out (the folder may have moved)
+            next_net = str(_network_path(out, NEXT_STREET[street]))
         gspec = GenerateSpec(
             game="hunl",
             round=STREET_ROUND[street],
@@ -381,7 +409,7 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
             game="hunl",
             round_=STREET_ROUND[street],
         )
-        network = (net_dir / f"{street}.pt").resolve()  # the next stage's leaves, wherever it runs from
+        network = _network_path(out, street)
         entry = checked_file(network)[1]
         situations = int(stats["situations"])  # every shard of the stage, this run's and earlier runs'
         held_out = len(validation_split(situations, tspec)[0])
@@ -409,6 +437,11 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
         }
         state["elapsed_s"] = time.time() - origin  # a kill -9 later still finds this stage's time counted
         write_json(state_path, state)
+
+
+def _network_path(out: Path, street: str) -> Path:
+    """Where ``street``'s stage writes its network, absolute: the next stage's leaves, wherever its workers run."""
+    return (out / street / "network" / f"{street}.pt").resolve()
 
 
 BEATS = {True: "yes", False: "no", None: f"- (under {MIN_COMPARED} held out)"}

@@ -1212,12 +1212,16 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     before = (out / "campaign.json").read_text()
     assert main(args) == 0  # every stage done: kept as it is
     assert (out / "campaign.json").read_text() == before
-    # a stage resumed with its time long spent makes no more data (one epoch) and reports all its shards
+    # a stage resumed with its time long spent makes no more data (one epoch) and reports all its shards;
+    # in a folder moved since (its leaves were the flop network's old absolute path)
+    out = out.rename(tmp_path / "moved")
+    args[args.index("--out") + 1] = str(out)
     state = json.loads(before)
     del state["stages"]["preflop-aux"]
     (out / "campaign.json").write_text(json.dumps(state))
     aux = sorted((out / "preflop-aux").glob("data-*"))
     earlier = sum(len(shard_files(d)) for d in aux)
+    shard_files(aux[0])[-1].unlink()  # remade: the flop network at its leaves is opened
     assert main(args) == 0
     stage = json.loads((out / "report.json").read_text())["stages"]["preflop-aux"]
     total = sum(len(shard_files(d)) for d in aux)  # shards of one situation
@@ -1276,6 +1280,16 @@ def test_campaign_deadlines_seeds_and_records(
     err = capsys.readouterr().err
     assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: unreadable campaign record")
     assert len(err.strip().splitlines()) == 1
+    for damaged, named in (
+        ({"stages": {"river": "x"}}, "stage 'river' is not a finished stage's record"),
+        ({"stages": {"river": {}}}, "stage 'river' is not a finished stage's record"),
+        ({"stages": {"rivr": {}}}, "stage 'rivr' is not a finished stage's record (one of river, turn, flop, preflop-aux"),
+        ({"stages": {}, "elapsed_s": "x"}, "elapsed_s 'x' is not a number of seconds"),
+    ):  # were a TypeError, a KeyError or a ValueError not naming the file
+        (out / "campaign.json").write_text(json.dumps(damaged))
+        assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: {named}") and len(err.splitlines()) == 1
 
 
 def test_a_campaign_worker_makes_its_least_shards_and_no_more_once_its_time_is_spent(tmp_path: Path) -> None:
