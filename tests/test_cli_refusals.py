@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.cli.main import main
@@ -447,3 +448,34 @@ def test_buckets_refuses_an_out_it_cannot_make_with_exit_1(tmp_path: Path, capsy
     assert main(["buckets", "--street", "preflop", "--preflop-boards", "3", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"deepstack buckets: error: cannot write to {out}: ") and "pre-flop matrix" not in err
+
+
+@pytest.mark.parametrize(
+    ("arrays", "named"),
+    [
+        ({"inputs": np.zeros((2, 10)), "targets": np.zeros((2, 6))}, "no 'masks' array"),
+        (
+            {"inputs": np.zeros((2, 10)).astype(str), "targets": np.zeros((2, 6)), "masks": np.ones((2, 6))},
+            "its inputs are a 2-D table of <U32",
+        ),
+        (
+            {"inputs": np.zeros((2, 10)), "targets": np.zeros((2, 6), complex), "masks": np.ones((2, 6))},
+            "its targets are a 2-D table of complex128",
+        ),
+        ({"inputs": np.zeros((2, 10)), "targets": np.zeros((2, 6)), "masks": np.ones(2)}, "its masks are a 1-D table of float64"),
+        (
+            {"inputs": np.zeros((2, 10)), "targets": np.zeros((2, 6)), "masks": np.ones((2, 5))},
+            "masks (2, 5) and targets (2, 6) differ",
+        ),
+    ],
+)
+def test_train_names_a_shard_whose_rows_are_not_a_network_s(
+    arrays: dict, named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing array was "DIR: 'masks'", strings a TypeError traceback inside isfinite, complex numbers a
+    RuntimeError traceback inside the loss, a flat mask a concatenate message naming no file."""
+    data = tmp_path / "data"
+    data.mkdir()
+    np.savez(data / "shard-00000.npz", **arrays)
+    argv = ["train", "--game", "leduc", "--epochs", "1", "--name", "n", "--out", str(tmp_path / "o"), "--data", str(data)]
+    assert f"{data / 'shard-00000.npz'}: {named}" in _refused(argv, capsys)

@@ -247,8 +247,14 @@ def missing_shards(spec: GenerateSpec, out: Path) -> list[tuple[int, int]]:
 
 
 def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
-    """Each finished shard's arrays in ``data_dir``, in order; a missing, unreadable or inconsistent shard
-    is an error that names it."""
+    """Each finished shard's arrays in ``data_dir``, in order (:func:`read_shards` without the paths)."""
+    for _, arrays in read_shards(data_dir):
+        yield arrays
+
+
+def read_shards(data_dir: Path) -> Iterator[tuple[Path, dict[str, np.ndarray]]]:
+    """Each finished shard of ``data_dir`` and its arrays, in order; a missing, unreadable or inconsistent
+    shard is an error that names it."""
     paths = shard_files(data_dir)
     if not paths:
         raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")
@@ -267,4 +273,4 @@ def load_shards(data_dir: Path) -> Iterator[dict[str, np.ndarray]]:
                 raise ValueError(
                     f"{p}: its arrays have different numbers of rows ({counts}); not a shard deepstack generate wrote"
                 )
-        yield arrays
+        yield p, arrays

@@ -362,21 +362,20 @@ def generate(spec: GenerateSpec, out: Path, progress: bool = True, command: str 
     meta_base = start_output(spec, out, command)
     torch.set_num_threads(spec.threads)
     todo = missing_shards(spec, out)
-    bar = tqdm(
+    start = time.perf_counter()
+    made = 0
+    with tqdm(  # closed before an error is shown (left open, it printed itself again after the message)
         total=spec.situations,
         desc=f"generate {spec.game}",
         unit="sit",
         disable=not progress,
         initial=spec.situations - sum(c for _, c in todo),
-    )
-    start = time.perf_counter()
-    made = 0
-    for i, count in todo:
-        arrays, seconds = timed_shard(spec, i, count)
-        write_shard(out, i, arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
-        made += count
-        bar.update(count)
-        bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")
-    bar.close()
+    ) as bar:
+        for i, count in todo:
+            arrays, seconds = timed_shard(spec, i, count)
+            write_shard(out, i, arrays, {**meta_base, "shard": i, "count": count, "seconds": round(seconds, 3)})
+            made += count
+            bar.update(count)
+            bar.set_postfix(sit_per_s=f"{made / (time.perf_counter() - start):.2f}")
     elapsed = time.perf_counter() - start
     return {"situations": float(made), "seconds": elapsed, "situations_per_s": made / elapsed if elapsed > 0 else 0.0}

@@ -15,7 +15,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agent.nets.encoding import canonical_permutation
-from agent.training.data_folder import load_shards, shard_files
+from agent.training.data_folder import read_shards, shard_files
 from protocol.gamedef import GameDefError, load_game
 
 if TYPE_CHECKING:
@@ -58,13 +58,17 @@ def load_dataset(
     xs, ys, ms, gs = [], [], [], []
     per_board = data_spec(data_dir).get("per_board", 1)
     per_board = per_board if isinstance(per_board, int) and not isinstance(per_board, bool) else 1
-    for part in load_shards(data_dir):
-        if "inputs" in part:
-            x, y, m = part["inputs"], part["targets"], part["masks"]
-        elif encoder is not None:
-            x, y, m = encoder(part)
-        else:
-            raise ValueError(f"{data_dir}: shards hold situations, and no bucket encoder was given")
+    for path, part in read_shards(data_dir):
+        try:
+            if "inputs" in part:
+                x, y, m = part["inputs"], part["targets"], part["masks"]
+            elif encoder is not None:
+                x, y, m = encoder(part)
+            else:
+                raise ValueError(f"{data_dir}: shards hold situations, and no bucket encoder was given")
+        except KeyError as exc:
+            raise ValueError(f"{path}: no {exc.args[0]!r} array; not a shard deepstack generate wrote") from None
+        _check_rows(path, x, y, m)
         if not (np.isfinite(x).all() and np.isfinite(y).all()):
             raise ValueError(f"{data_dir}: its rows hold NaN or infinite numbers; regenerate the data")
         if xs and (x.shape[1:], y.shape[1:]) != (xs[0].shape[1:], ys[0].shape[1:]):
@@ -82,6 +86,19 @@ def load_dataset(
         if bar is not None:
             bar.update(len(x))
     return Rows(np.concatenate(xs), np.concatenate(ys), np.concatenate(ms), _apart(gs))
+
+
+def _check_rows(path: Path, x: np.ndarray, y: np.ndarray, m: np.ndarray) -> None:
+    """Rows a network can take: tables of real numbers, a mask for each target (strings failed inside
+    ``isfinite``, complex numbers inside the loss, a flat mask inside ``concatenate``)."""
+    for name, a in (("inputs", x), ("targets", y), ("masks", m)):
+        if a.ndim != 2 or a.dtype.kind not in "biuf":
+            raise ValueError(
+                f"{path}: its {name} are a {a.ndim}-D table of {a.dtype} (rows of real numbers expected); "
+                "not a shard deepstack generate wrote"
+            )
+    if m.shape != y.shape:
+        raise ValueError(f"{path}: masks {m.shape} and targets {y.shape} differ in shape; not a shard deepstack generate wrote")
 
 
 def _generation_record(folder: Path) -> dict:
@@ -188,14 +205,14 @@ def load_datasets(
         check_poolable(folders)
     parts = []
     # hold'em rows are encoded (each board's buckets looked up) as they are read: minutes for 100,000s
-    bar = tqdm(desc="read rows", unit="row", disable=not progress)
-    for folder in folders:
-        try:
-            parts.append(load_dataset(folder, encoder, bar))
-        except (ValueError, IndexError, KeyError) as exc:
-            message = str(exc)
-            raise ValueError(message if message.startswith(str(folder)) else f"{folder}: {message}") from exc
-    bar.close()
+    # closed before an error is shown (a bar left open printed itself again after the message)
+    with tqdm(desc="read rows", unit="row", disable=not progress) as bar:
+        for folder in folders:
+            try:
+                parts.append(load_dataset(folder, encoder, bar))
+            except (ValueError, IndexError, KeyError) as exc:
+                message = str(exc)
+                raise ValueError(message if message.startswith(str(folder)) else f"{folder}: {message}") from exc
     widths = {(p[0].shape[1], p[1].shape[1]) for p in parts}
     if len(widths) > 1:
         raise ValueError(f"{', '.join(map(str, folders))}: rows of different widths {sorted(widths)} (different games)")

@@ -304,39 +304,39 @@ def train(
     start_epoch = run.epoch
     for _ in range(start_epoch):  # the batch orders of the epochs done: a resumed run goes on as one run would
         rng.permutation(train_idx)
-    bar = tqdm(
+    # a with block: a bar left open when training fails printed itself again after the error message
+    with tqdm(
         range(start_epoch, spec.epochs), desc=f"train {model_name}", disable=not progress, initial=start_epoch, total=spec.epochs
-    )
-    started = time.perf_counter()
-    run_epochs = spec.epochs
-    for epoch in bar:
-        if epoch >= run_epochs:
-            break
-        for group in opt.param_groups:
-            group["lr"] = spec.lr_at(epoch, run_epochs)
-        train_loss = _train_epoch(net, opt, X, Y, M, rng.permutation(train_idx), spec.batch_size)
-        val = _validation_loss(net, X, Y, M, val_idx)
-        if not math.isfinite(val):  # diverged: nothing after it is a network
-            raise ValueError(
-                f"{model_name}: the validation loss is {val} after epoch {epoch + 1} (training diverged); "
-                f"try a lower learning rate than {spec.lr_at(epoch, run_epochs):g}"
-            )
-        run.history.append({"epoch": epoch + 1, "train": train_loss, "validation": val})
-        run.epoch = epoch + 1
-        if val < run.best:
-            run.best = val
-            run.best_state = {k: v.clone() for k, v in net.state_dict().items()}
-        bar.set_postfix(train=f"{train_loss:.5f}", val=f"{val:.5f}", best=f"{run.best:.5f}")
-        if deadline is not None:
-            if epoch == start_epoch:  # the first epoch's time sets how many fit
-                per_epoch = time.perf_counter() - started
-                fit = epoch + 1 + int(max(0.0, deadline - time.time()) / max(per_epoch, 1e-6))
-                run_epochs = max(epoch + 1, min(spec.epochs, fit))
-            elif time.time() >= deadline:
-                run_epochs = epoch + 1
-        if (epoch + 1) % 10 == 0 or epoch + 1 == run_epochs:
-            _save_checkpoint(ckpt_path, spec, net_spec, fingerprint, net, opt, run)
-    bar.close()
+    ) as bar:
+        started = time.perf_counter()
+        run_epochs = spec.epochs
+        for epoch in bar:
+            if epoch >= run_epochs:
+                break
+            for group in opt.param_groups:
+                group["lr"] = spec.lr_at(epoch, run_epochs)
+            train_loss = _train_epoch(net, opt, X, Y, M, rng.permutation(train_idx), spec.batch_size)
+            val = _validation_loss(net, X, Y, M, val_idx)
+            if not math.isfinite(val):  # diverged: nothing after it is a network
+                raise ValueError(
+                    f"{model_name}: the validation loss is {val} after epoch {epoch + 1} (training diverged); "
+                    f"try a lower learning rate than {spec.lr_at(epoch, run_epochs):g}"
+                )
+            run.history.append({"epoch": epoch + 1, "train": train_loss, "validation": val})
+            run.epoch = epoch + 1
+            if val < run.best:
+                run.best = val
+                run.best_state = {k: v.clone() for k, v in net.state_dict().items()}
+            bar.set_postfix(train=f"{train_loss:.5f}", val=f"{val:.5f}", best=f"{run.best:.5f}")
+            if deadline is not None:
+                if epoch == start_epoch:  # the first epoch's time sets how many fit
+                    per_epoch = time.perf_counter() - started
+                    fit = epoch + 1 + int(max(0.0, deadline - time.time()) / max(per_epoch, 1e-6))
+                    run_epochs = max(epoch + 1, min(spec.epochs, fit))
+                elif time.time() >= deadline:
+                    run_epochs = epoch + 1
+            if (epoch + 1) % 10 == 0 or epoch + 1 == run_epochs:
+                _save_checkpoint(ckpt_path, spec, net_spec, fingerprint, net, opt, run)
     model_path = _export(net, run, out_dir, model_name)
     best_epoch = min(run.history, key=lambda h: h["validation"])["epoch"]
     register_model(
