@@ -561,3 +561,32 @@ def test_sigterm_ends_play_with_its_summary_and_log(tmp_path: Path) -> None:
     assert out.startswith("hands=") and "the match did not finish (interrupted)" in err and "Traceback" not in err
     last = json.loads(log.read_text().splitlines()[-1])
     assert last["event"] == "match_not_finished" and last["ended"] == "interrupted"
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_130() -> None:
+    """A Ctrl-C in the two seconds the product takes to import was a KeyboardInterrupt traceback from
+    inside torch; the console script (and ``python -m agent.cli``) now imports it under a handler.
+    The interrupt is raised at the import of ``agent.cli.main``, where a Ctrl-C lands most often."""
+    code = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'agent.cli.main':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "sys.argv = ['deepstack', '--help']\n"
+        "import runpy\n"
+        "runpy.run_module('agent.cli', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "deepstack: interrupted\n", "")
+
+
+def test_python_m_agent_cli_records_its_command_as_deepstack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manifest's command is one a user can run again: ``python -m agent.cli train ...`` was recorded
+    as ``/path/agent/cli/__main__.py train ...``."""
+    from agent.nets.manifest import command_line
+
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "agent" / "cli" / "__main__.py"), "train", "--epochs", "3"])
+    assert command_line() == "deepstack train --epochs 3"

@@ -2,6 +2,6 @@
 
 import sys
 
-from agent.cli.main import main
+from agent.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -8,6 +8,7 @@ it and the parent stops them at once; their unfinished work is redone when the r
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -47,6 +48,24 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(timeout=30)  # it ends once it sees the workers gone
 
 
+def _ready() -> None:
+    """A worker's first task: none (submitted to start the worker)."""
+
+
+def _start_ignoring_ctrl_c(pool: ProcessPoolExecutor, workers: int) -> None:
+    """Start every worker now, Ctrl-C ignored from its birth: a spawned worker imports the product for
+    seconds before :func:`_start_worker` runs, and a Ctrl-C then printed an import traceback (an ignored
+    signal stays ignored across the exec; the parent's handler is back once the processes exist)."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set a handler; such pools start their workers on demand
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for _ in range(workers):  # a pool starts a worker per task while none is idle
+            pool.submit(_ready)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @contextmanager
 def worker_pool(
     workers: int,
@@ -58,6 +77,7 @@ def worker_pool(
     there) that a KeyboardInterrupt in the parent stops without waiting; the interrupt goes on."""
     with ProcessPoolExecutor(workers, mp_context, _start_worker, (initializer, initargs)) as pool:
         try:
+            _start_ignoring_ctrl_c(pool, workers)
             yield pool
         except KeyboardInterrupt:
             stop_workers(pool)

@@ -44,9 +44,9 @@ def code_version() -> str:
 
 def command_line() -> str:
     """The command that is running, as a user would type it: ``deepstack ...`` whether it was
-    started as the console script (any path to it) or as ``python -m agent.cli.main`` (a
-    worktree's), so that a manifest's or a data folder's command can be run again as written."""
-    if Path(sys.argv[0]).name in ("deepstack", "main.py"):
+    started as the console script (any path to it) or as ``python -m agent.cli.main`` or ``python -m
+    agent.cli`` (a worktree's), so that a manifest's or a data folder's command can be run again as written."""
+    if Path(sys.argv[0]).name in ("deepstack", "main.py") or Path(sys.argv[0]).parts[-3:] == ("agent", "cli", "__main__.py"):
         return " ".join(["deepstack", *sys.argv[1:]])
     return " ".join(sys.argv)
 

@@ -59,3 +59,24 @@ def test_workers_die_of_sigterm_whatever_handler_the_parent_had(tmp_path: Path) 
         assert [p.exitcode for p in processes] == [-signal.SIGTERM] * 2
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _ignored_signals(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return int(line.split()[1], 16)
+    raise AssertionError("no SigIgn line")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_spawned_workers_ignore_ctrl_c_from_their_start() -> None:
+    """A spawned worker imports the product for seconds before its start function ignores Ctrl-C; a
+    Ctrl-C then (a campaign stopped as it starts) printed each worker's import traceback. The workers
+    now exist when the pool is handed out, ignoring SIGINT from birth; the parent's handler is back."""
+    import multiprocessing
+
+    handler = signal.getsignal(signal.SIGINT)
+    with worker_pool(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        processes = list(pool._processes.values())
+        assert len(processes) == 2 and signal.getsignal(signal.SIGINT) is handler
+        assert all(_ignored_signals(p.pid) & (1 << (signal.SIGINT - 1)) for p in processes)
