@@ -577,15 +577,22 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"deepstack bench generate: error: --dcfr: {exc}", file=sys.stderr)
         return 2
+    # each network a row needs, checked before any row runs (a missing --turn-net was exit 1 after the others)
+    needed = [("--river-net", args.river_net, "river", args.river_net is not None)]
+    needed += [
+        ("--turn-net", args.turn_net, "turn", "flop" in streets),
+        ("--flop-net", args.flop_net, "flop", "preflop-aux" in streets),
+    ]
+    for flag, path, street, wanted in needed:
+        try:
+            if wanted:
+                load_next_net(path, street)
+        except ModelError as exc:
+            print(f"deepstack bench generate: error: {flag}: {exc}", file=sys.stderr)
+            return 2
     if "leduc" in streets:
         for row in bench_leduc(args.leduc_situations, args.iterations):
             print(json.dumps(row), flush=True)
-    if args.river_net is not None:
-        try:
-            load_next_net(args.river_net, "river")
-        except ModelError as exc:
-            print(f"deepstack bench generate: error: --river-net: {exc}", file=sys.stderr)
-            return 2
     if "turn" in streets:
         print(
             json.dumps(

@@ -680,8 +680,14 @@ def test_bench_generate_prints_json_rows(capsys: pytest.CaptureFixture[str]) -> 
         assert {"device", "threads", "iterations"} <= r.keys()
     assert main(["bench", "generate", "--iterations", "0"]) == 2
     capsys.readouterr()
-    assert main(["bench", "generate", "--street", "preflop-aux", "--flop-net", "models/holdem/no-such-flop.pt"]) == 1
-    assert "preflop-aux skipped" in capsys.readouterr().err
+    # a network a row needs is checked before any row runs, an argument error (it was exit 1 after the others)
+    argv = ["bench", "generate", "--street", "leduc", "--street", "preflop-aux", "--flop-net", "models/holdem/no-such-flop.pt"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "deepstack bench generate: error: --flop-net: models/holdem/no-such-flop.pt: model file is missing\n"
+    assert captured.out == ""
+    assert main(["bench", "generate", "--street", "flop", "--turn-net", "models/holdem/flop.pt"]) == 2
+    assert "error: --turn-net: models/holdem/flop.pt: this needs the turn network" in capsys.readouterr().err
 
 
 def test_bench_generate_turn_row_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
