@@ -61,7 +61,8 @@ def _checkpoint_changes(ckpt: Any, spec: TrainSpec, net_spec: NetSpec, fingerpri
     changes = []
     for recorded, now in ((ckpt.get("spec"), asdict(spec)), (ckpt.get("net"), net_spec.to_dict())):
         recorded = recorded if isinstance(recorded, dict) else {}
-        changes += [f"{k} {recorded.get(k)} -> {v}" for k, v in now.items() if recorded.get(k) != v]
+        new = [f"{k} {recorded.get(k)} -> {v}" for k, v in now.items() if recorded.get(k) != v]
+        changes += [c for c in new if c not in changes]  # hidden and layers are in both: named once
     if ckpt.get("data") != fingerprint:
         changes.append("the data (or the --init network)")
     return ", ".join(changes) or "unknown"

@@ -480,6 +480,9 @@ def test_training_resumes_its_own_run_and_restarts_on_other_data(
     tspec = TrainSpec(epochs=4, batch_size=8, hidden=16, layers=2, lr_drop_epoch=2)  # and the settings are named
     run()
     assert "other data or settings (epochs 3 -> 4); training from the start" in capsys.readouterr().err
+    tspec = TrainSpec(epochs=4, batch_size=8, hidden=12, layers=2, lr_drop_epoch=2)
+    run()  # the width is in the run's settings and the network's: named once
+    assert "other data or settings (hidden 16 -> 12); training from the start" in capsys.readouterr().err
 
 
 def test_an_interrupted_then_resumed_run_trains_the_network_of_one_run(
