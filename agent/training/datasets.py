@@ -144,10 +144,14 @@ def check_data_game(data_dirs: Sequence[Path], game: str, round_: int | None = N
     would train, or score, a network on another game's values."""
     for folder in data_dirs:
         spec = data_spec(Path(folder))
+        # what said so: a hand-copied folder without generate.json is told by its first shard's record
+        said = (
+            "its generate.json" if isinstance(_generation_record(Path(folder)).get("spec"), dict) else "its first shard's record"
+        )
         if "game" in spec and not same_game(str(spec["game"]), game):
-            raise ValueError(f"{folder}: data of the game {spec['game']!r} (its generate.json), not {game!r}")
+            raise ValueError(f"{folder}: data of the game {spec['game']!r} ({said}), not {game!r}")
         if round_ is not None and "round" in spec and spec["round"] != round_:
-            raise ValueError(f"{folder}: situations at the start of round {spec['round']} (its generate.json), not {round_}")
+            raise ValueError(f"{folder}: situations at the start of round {spec['round']} ({said}), not {round_}")
 
 
 #: what pooled folders' specs must share: the same kind of situation (the next network they were

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -531,6 +532,12 @@ def test_training_refuses_data_of_another_game_and_runs_that_cannot_train(
     assert main([*base, "--game", "leduc-limit", "--epochs", "1"]) == 2
     assert f"{data}: data of the game 'leduc' (its generate.json), not 'leduc-limit'" in capsys.readouterr().err
     assert not (out / "x.pt").exists()
+    copied = tmp_path / "copied"  # shards copied by hand, without generate.json: their record tells
+    copied.mkdir()
+    for shard in data.glob("shard-*.npz"):
+        shutil.copy(shard, copied / shard.name)
+    assert main([*base, "--game", "leduc-limit", "--epochs", "1", "--data", str(copied)]) == 2
+    assert f"{copied}: data of the game 'leduc' (its first shard's record), not 'leduc-limit'" in capsys.readouterr().err
     assert main([*base, "--game", "leduc", "--epochs", "0"]) == 2
     assert "--epochs and --batch-size must be at least 1" in capsys.readouterr().err
     assert main([*base, "--game", "leduc", "--epochs", "2", "--lr", "1e30"]) == 2
