@@ -45,10 +45,12 @@ class HeldOutScore:
         return float(diff.mean()), half
 
 
-def _abstraction(entry: dict) -> tuple:
+def _abstraction(path: str | Path, entry: dict) -> tuple:
     street = entry.get("street")
     if street is None:
-        raise ValueError("not a hold'em network: its manifest entry names no street")
+        raise ValueError(
+            f"{path}: not a hold'em network (its manifest entry names no street); only hold'em networks are scored here"
+        )
     return (street, entry.get("buckets_file"), entry.get("river_buckets"))
 
 
@@ -62,7 +64,7 @@ def score_networks(
     scores = []
     for path in net_paths:
         net, entry = load_value_net(path)
-        key = _abstraction(entry)
+        key = _abstraction(path, entry)
         if game is not None:
             check_data_game(list(data_dirs), game, STREET_ROUND.get(key[0]))
         if key not in encoded:

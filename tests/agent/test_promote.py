@@ -227,3 +227,12 @@ def test_held_out_checks_follow_nested_ensembles_and_copied_folders(river: Path,
     assert trained_seeds(entries["mean"]) == {1, 2}
     # the nested ensemble's first member is the mean: its record still reaches the tuned network's start
     assert trained_seeds({"members": entries["nested"]["members"][:1]}) == {1, 2}
+
+
+def test_a_network_without_a_street_is_named(tmp_path: Path) -> None:
+    """``promote ... --game leduc`` said "not a hold'em network: its manifest entry names no street" without
+    saying which of the two networks."""
+    from agent.training.heldout import score_networks
+
+    with pytest.raises(ValueError, match=r"^models/leduc/leduc.pt: not a hold'em network \(its manifest entry names no street\)"):
+        score_networks(["models/leduc/leduc.pt"], [tmp_path], 2400.0, "leduc")
