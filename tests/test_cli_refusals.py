@@ -479,3 +479,23 @@ def test_train_names_a_shard_whose_rows_are_not_a_network_s(
     np.savez(data / "shard-00000.npz", **arrays)
     argv = ["train", "--game", "leduc", "--epochs", "1", "--name", "n", "--out", str(tmp_path / "o"), "--data", str(data)]
     assert f"{data / 'shard-00000.npz'}: {named}" in _refused(argv, capsys)
+
+
+def test_an_output_under_a_file_names_the_file_in_the_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Such outputs ended in "[Errno 20] Not a directory: 'afile/m'" or "[Errno 17] File exists: 'afile'"
+    (the second read as if the output existed); now the file that stands where a folder is needed is named."""
+    afile = tmp_path / "afile"
+    afile.write_text("kept")
+    cases = [
+        (["match", "leduc", "2", "call", "call", "--log-dir", str(afile / "m")], f"match: error: {afile / 'm'}: "),
+        (["blueprint", "train", "leduc", "10", "--out", str(afile / "bp.npz")], "blueprint: error: "),
+        (
+            ["generate", "--game", "leduc", "--situations", "2", "--out", str(afile / "g")],
+            f"generate: error: cannot write to {afile / 'g'}: ",
+        ),
+    ]
+    for argv, before in cases:
+        assert main(argv) == 1, argv
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert last.startswith(f"deepstack {before}{afile} is a file, not a folder"), last
+    assert afile.read_text() == "kept"

@@ -10,6 +10,7 @@ from pathlib import Path
 from agent.cli.common import (
     HelpFormatter,
     bins,
+    cannot_write,
     example,
     path_arg,
     positive_int,
@@ -58,7 +59,7 @@ def _run_buckets(args: argparse.Namespace) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file, a folder we may not write in, ...: before minutes of clustering
-        print(f"deepstack buckets: error: cannot write to {out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"deepstack buckets: error: {cannot_write(out, exc)}", file=sys.stderr)
         return 1
     try:
         for name, file in _outputs(args.street):  # a manifest we could not update: before the work
@@ -68,7 +69,7 @@ def _run_buckets(args: argparse.Namespace) -> int:
         print(f"deepstack buckets: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # no space left, ...
-        print(f"deepstack buckets: error: cannot write to {out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"deepstack buckets: error: {cannot_write(out, exc)}", file=sys.stderr)
         return 1
     return 0
 

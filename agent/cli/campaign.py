@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agent.bots.config import MAX_SEED
-from agent.cli.common import MAX_HIDDEN, MAX_LAYERS, MAX_WORKERS, HelpFormatter, example, path_arg, seed
+from agent.cli.common import MAX_HIDDEN, MAX_LAYERS, MAX_WORKERS, HelpFormatter, cannot_write, example, path_arg, seed
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.campaign import STAGES, CampaignSpec, parse_budget, run_campaign
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"deepstack campaign: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"deepstack campaign: error: cannot write to {args.out}: {exc}", file=sys.stderr)
+        print(f"deepstack campaign: error: {cannot_write(args.out, exc)}", file=sys.stderr)
         return 1
     print((Path(args.out) / "report.md").read_text(), end="")
     print(f"took {report['seconds']:.0f} s of a {budget:.0f} s budget")

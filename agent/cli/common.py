@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from agent.bots.config import MAX_SEED
@@ -265,3 +266,28 @@ class Terminated:
             return
         cls.received = True
         raise KeyboardInterrupt
+
+
+def _what_is_wrong(exc: OSError) -> str:
+    """The reason of an OSError about a path, saying which file stands where a folder is needed."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename is not None:
+        blocker = next((p for p in (Path(exc.filename), *Path(exc.filename).parents) if p.is_file()), None)
+        if blocker is not None:
+            return f"{blocker} is a file, not a folder"
+    return str(exc.strerror or exc)
+
+
+def os_problem(exc: OSError) -> str:
+    """An OSError as a person reads it: the path, then what is wrong (``afile/m: afile is a file, not a
+    folder``, not ``[Errno 20] Not a directory: 'afile/m'``); a message of our own as it is."""
+    if exc.filename is None or not exc.strerror:
+        return str(exc)
+    also = f" (and {exc.filename2})" if exc.filename2 is not None else ""
+    reason = _what_is_wrong(exc)
+    return reason if reason.startswith(f"{exc.filename} is a file") else f"{exc.filename}{also}: {reason}"
+
+
+def cannot_write(out: str | Path, exc: OSError) -> str:
+    """``cannot write to OUT: what is wrong``, naming the file inside OUT when it was that one."""
+    named = exc.filename is not None and os.path.normpath(str(exc.filename)) != os.path.normpath(str(out))
+    return f"cannot write to {out}: {os_problem(exc) if named else _what_is_wrong(exc)}"

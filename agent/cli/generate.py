@@ -11,6 +11,7 @@ from agent.cli.common import (
     GAME_HELP,
     HelpFormatter,
     add_network_leaf_options,
+    cannot_write,
     example,
     load_game_or_exit,
     path_arg,
@@ -287,7 +288,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         return 2
     except OSError as exc:  # --out not a folder, no space left, ...
         print(
-            f"deepstack generate: error: cannot write to {args.out}: {exc} (shards already written are kept; "
+            f"deepstack generate: error: {cannot_write(args.out, exc)} (shards already written are kept; "
             "the same command resumes)",
             file=sys.stderr,
         )

@@ -17,7 +17,7 @@ from agent.cli import solve as solve_cli
 from agent.cli.blueprint import add_parser as add_blueprint
 from agent.cli.buckets import add_parser as add_buckets
 from agent.cli.campaign import add_parser as add_campaign
-from agent.cli.common import HelpFormatter, Terminated, example
+from agent.cli.common import HelpFormatter, Terminated, example, os_problem
 from agent.cli.generate import add_parser as add_generate
 from agent.cli.match import add_parser as add_match
 from agent.cli.play import add_parser as add_play
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # what the machine refused (an output path that is a file, no permission, no space):
         # one line naming the path, not a traceback; commands handle what they can resume
-        print(f"deepstack {command}: error: {exc}", file=sys.stderr)
+        print(f"deepstack {command}: error: {os_problem(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line and the shell's usual status, not a traceback
         print(f"deepstack {command}: {'terminated' if Terminated.received else 'interrupted'}", file=sys.stderr)

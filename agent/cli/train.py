@@ -12,6 +12,7 @@ from agent.cli.common import (
     MAX_HIDDEN,
     MAX_LAYERS,
     HelpFormatter,
+    cannot_write,
     example,
     load_game_or_exit,
     model_name,
@@ -140,7 +141,7 @@ def _run_train(args: argparse.Namespace) -> int:
     try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file, a folder we may not write in, ...: before minutes of training
-        print(f"deepstack train: error: cannot write to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"deepstack train: error: {cannot_write(args.out, exc)}", file=sys.stderr)
         return 1
     try:
         check_registrable(Path(args.out) / f"{args.name}.pt", args.name)
@@ -176,7 +177,7 @@ def _run_train(args: argparse.Namespace) -> int:
         print(f"deepstack train: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # --out not a folder, no space left, ...
-        print(f"deepstack train: error: cannot write to {args.out}: {exc}", file=sys.stderr)
+        print(f"deepstack train: error: {cannot_write(args.out, exc)}", file=sys.stderr)
         return 1
     print(
         f"best validation loss {stats['validation_loss']:.6f} at epoch {stats['best_epoch']} "
