@@ -31,6 +31,15 @@ def make(game: Game, iterations: int = 60) -> tuple[HandSpace, ContinualResolver
     return space, ContinualResolver(space, settings)
 
 
+def test_sampled_actions_follow_the_strategy_of_the_hand_held(leduc_limit: Game) -> None:
+    """An action of frequency 0.3 for the hand we hold is drawn 0.3 +- 0.03 of 4000 seeded times (not another hand's)."""
+    strategy = np.array([[0.9, 0.3], [0.1, 0.7]])  # [actions, hands]: hand 1 folds with 0.3
+    decision = Decision(HandState.initial(leduc_limit), [FOLD, CALL], strategy, np.full(2, 0.5), np.zeros((2, 2, 2)))
+    rng = np.random.default_rng(0)
+    folds = sum(sample_action(decision, 1, rng) == FOLD for _ in range(4000))
+    assert folds / 4000 == pytest.approx(0.3, abs=0.03)
+
+
 def test_our_action_updates_range_by_bayes_and_takes_child_values(leduc_limit: Game) -> None:
     space, resolver = make(leduc_limit)
     resolver.start_hand(0)

@@ -172,6 +172,51 @@ def test_chunks_of_another_size_are_reused_and_overlaps_refused(tmp_path: Path) 
             run_lbr(game, factory, setting, 70, seed=9, out_dir=tmp_path)
 
 
+def test_a_shorter_resumed_run_keeps_estimates_of_its_own_length(tmp_path: Path) -> None:
+    """A folder of 40 hands read back for a 30-hand run gives 30 hands of winnings and of each estimate."""
+    game = load_game("leduc-limit")
+    setting = LBRSetting.parse("fca/fca", 2)
+    factory = ProviderFactory("leduc-limit", "random")
+    full: dict[str, list[float]] = {}
+    first = run_lbr(game, factory, setting, 40, seed=9, out_dir=tmp_path, chunk=40, estimates=full)
+    estimates: dict[str, list[float]] = {}
+    assert run_lbr(game, factory, setting, 30, seed=9, out_dir=tmp_path, chunk=40, estimates=estimates) == first[:30]
+    assert set(estimates) == {"range_expected", "aivat"}
+    for name, values in estimates.items():
+        assert len(values) == 30 and values == full[name][:30]
+
+
+def test_stored_queries_come_from_the_chunks_wholly_within_the_hands() -> None:
+    """``queries(n)`` holds the fold queries of the chunks ending at or before hand n, skipping chunks without any."""
+    from agent.evaluation.lbr import StoredHands
+
+    a, b, c = (0, 1.0, False, 0.1, False), (1, 1.0, False, 0.2, True), (0, 0.5, True, 0.3, None)
+    stored = StoredHands({"realised": [0.0] * 30}, [(0, 10, [a]), (10, 5, [b]), (15, 10, [c]), (25, 5, None)])
+    assert stored.queries(15) == [a, b]
+    assert stored.queries(14) == [a]
+    assert stored.queries(30) == [a, b, c]
+    assert stored.hands == 30
+
+
+def test_a_bet_of_three_quarters_of_the_pot_is_summed_under_other() -> None:
+    """A 0.75-pot, not all-in bet of the first of 4 rounds is counted as preflop "other" (not "pot")."""
+    from agent.evaluation.lbr import fold_summary
+
+    summary = fold_summary([(0, 0.75, False, 0.2, False)], 4)
+    assert summary == {
+        "preflop": {
+            "other": {
+                "queries": 1,
+                "mean_fold": 0.2,
+                "bluff_breakeven": round(0.75 / 1.75, 4),
+                "lbr_led_queries": 1,
+                "lbr_led_mean_fold": 0.2,
+                "lbr_led_bluff_breakeven": round(0.75 / 1.75, 4),
+            }
+        }
+    }
+
+
 def test_cli_refuses_to_resume_another_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def lbr(setting: str = "fca/fca", hands: int = 20, chunk: int = 10, out: Path = tmp_path) -> int:
         return main(

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from agent.solver.cfr import Solver, exploitability
+from agent.solver.gadget import Gadget
 from agent.solver.handspace import HandSpace
 from agent.solver.lookahead import compile_lookahead
 from agent.solver.resolve import SolverConfig, resolve, solve_ranges
@@ -70,6 +71,44 @@ def test_dcfr_parameters_reach_the_variant() -> None:
     for bad in bad_values:
         with pytest.raises(ValueError):
             Variant("dcfr", **bad)
+
+
+def test_hybrid_floors_its_regrets_as_cfr_plus_does() -> None:
+    """``hybrid`` is a regret-matching+ variant: its regrets are floored at 0, as ``cfr+``'s are."""
+    assert Variant("hybrid").floors_regrets is True
+    assert Variant("cfr+").floors_regrets is True
+    assert Variant("dcfr").floors_regrets is False and Variant("dcfr+").floors_regrets is False
+
+
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr+"])
+def test_linear_averaging_counts_iterations_from_the_skip(algorithm: str) -> None:
+    """``cfr+`` and ``dcfr+`` weigh iteration t by max(0, t - skip): nothing before the skip, then 1, 2, ..."""
+    v = Variant(algorithm, skip=10)
+    assert [v.average_weight(t) for t in (5, 10, 11, 15)] == [0.0, 0.0, 1.0, 5.0]
+
+
+def test_gadget_without_regrets_follows_half_the_time() -> None:
+    """Before either of its regrets is positive the gadget splits every hand evenly: follow with 0.5."""
+    g = Gadget(0, cfvs=torch.zeros(3), prior=torch.ones(3) / 3)
+    assert torch.equal(g.follow_probability(), torch.full((3,), 0.5))
+
+
+def test_aggressive_gadget_mixes_the_estimate_into_the_reach() -> None:
+    """With ``aggressive`` = a the root reach is (1 - a) * prior * p_follow + a * estimate."""
+    g = Gadget(0, torch.zeros(2), prior=torch.tensor([1.0, 0.0]), estimate=torch.tensor([0.0, 1.0]), aggressive=0.25)
+    assert torch.allclose(g.reach(torch.ones(2)), torch.tensor([0.75, 0.25]))
+    assert torch.equal(Gadget(0, torch.zeros(2), prior=torch.tensor([1.0, 0.0])).reach(torch.ones(2)), torch.tensor([1.0, 0.0]))
+
+
+def test_gadget_regrets_are_floored_after_every_update() -> None:
+    """Regret matching+: a negative follow regret is reset to 0, so one later gain of 1 against a
+    terminate regret of 0.5 gives follow 2/3 (unfloored regrets would give 1/2)."""
+    g = Gadget(0, cfvs=torch.tensor([1.0]), prior=torch.tensor([1.0]))
+    g.update(torch.tensor([0.0]), torch.tensor([0.5]))  # v = 0.5: follow regret -0.5 -> 0, terminate 0.5
+    assert g.regret_follow.item() == 0.0 and g.regret_terminate.item() == 0.5
+    assert g.follow_probability().item() == 0.0
+    g.update(torch.tensor([2.0]), g.follow_probability())  # v = 1: follow 0 + 1, terminate 0.5 + 0
+    assert g.follow_probability().item() == pytest.approx(2 / 3)
 
 
 def _brute_force_best_response(sol, player: int) -> float:

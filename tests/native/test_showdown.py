@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from native.board_tables import BoardTable, HandList, holdem_board_table, holdem_hands
+from native.board_tables import BoardTable, HandList, as_hand_list, holdem_board_table, holdem_hands
 from native.cards import holdem_hand_cards
 from native.evaluator import evaluate
 from native.showdown import (
@@ -307,6 +307,24 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 def test_hand_list_holdem_is_shared() -> None:
     assert holdem_hands() is holdem_hands()
     assert BoardTable((0, 1, 2), holdem_hand_cards()).hands is holdem_hands()
+
+
+def test_a_board_card_blocks_every_hand_holding_it() -> None:
+    """One card blocks the 51 hold'em hands holding it; two cards block 51 + 51 - 1 (their common hand once)."""
+    hands = holdem_hands()
+    assert hands.blocked([0]).sum() == 51
+    assert hands.blocked([0, 1]).sum() == 101
+    assert hands.blocked([]).sum() == 0
+
+
+def test_a_reordered_holdem_hand_list_is_kept_in_its_own_order() -> None:
+    """A (1326, 2) array that is not the hold'em list in its order (reversed) is checked as given, not
+    swapped for the shared hold'em list."""
+    reversed_hands = np.ascontiguousarray(holdem_hand_cards()[::-1])
+    hands = as_hand_list(reversed_hands)
+    assert hands is not holdem_hands()
+    assert np.array_equal(hands.cards, reversed_hands)
+    assert as_hand_list(holdem_hand_cards().copy()) is holdem_hands()
 
 
 def test_indexed_terminal_rows_read_and_write_in_place() -> None:

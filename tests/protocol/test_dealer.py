@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from native.cards import cards_from_str
 from protocol.actions import WARN_CAP, WARN_INVALID, Correction, correct_action
 from protocol.dealer import Dealer, DealerConfig, deal_hand, format_value
 from protocol.dealer_cli import main as dealer_main
 from protocol.gamedef import Game
+from protocol.judge import judge_response
 from protocol.matchstate import MatchState
-from protocol.state import HandState, raise_to
+from protocol.state import CALL, HandState, raise_to
 from protocol.transactions import read_transactions
 from tests.protocol.harness import Policy, ScriptedSeat, calls, run_dealer
 
@@ -115,6 +117,24 @@ def test_comments_unrequested_and_garbage_responses(hunl: Game, tmp_path: Path) 
     assert run.result.seats[0].ignored == 2 * run.result.seats[0].decisions
     assert "cc/" in betting_seen(run)  # the proper reply (c), not the ignored r5000
     assert run.result.seats[0].corrections == 0
+
+
+def test_a_reply_echoing_other_hole_cards_is_ignored(hunl: Game) -> None:
+    """As ``matchStatesEqual``: a reply whose echoed hole cards are not the acting seat's own is un-requested."""
+    state = HandState.initial(hunl, 7, hole_cards=[cards_from_str("AsKs"), cards_from_str("AcKd")])
+    assert state.current_player == 1
+    assert judge_response("MATCHSTATE:1:7::|AcKd:c", state, 1).kind == "action"
+    wrong = judge_response("MATCHSTATE:1:7::|2c2d:c", state, 1)
+    assert wrong.kind == "ignored" and wrong.warning == "ignoring un-requested response"
+
+
+def test_a_reply_echoing_another_board_is_ignored(hunl: Game) -> None:
+    """A reply whose echoed board differs from the one dealt is un-requested, even with the right betting and cards."""
+    state = HandState.initial(hunl, 7, hole_cards=[cards_from_str("AsKs"), cards_from_str("AcKd")]).apply(CALL).apply(CALL)
+    state = state.with_board(tuple(cards_from_str("2h3h4h")))
+    assert judge_response("MATCHSTATE:0:7:cc/:AsKs|/2h3h4h:c", state, 0).action_text == "c"
+    wrong = judge_response("MATCHSTATE:0:7:cc/:AsKs|/2h3h5h:c", state, 0)
+    assert wrong.kind == "ignored" and wrong.warning == "ignoring un-requested response"
 
 
 def test_reply_without_action_is_a_format_error(hunl: Game, tmp_path: Path) -> None:
@@ -376,6 +396,15 @@ def test_transaction_file_resumes_an_interrupted_match(leduc_limit: Game, tmp_pa
     assert resumed.result.seats[0].decisions + resumed.result.seats[1].decisions == len(lines)
 
 
+def test_a_later_minor_version_is_played_with_an_error_line(hunl: Game, tmp_path: Path) -> None:
+    """``VERSION:2.1.0`` is accepted, as by the ACPC dealer, after the line saying the server speaks 2.0.0."""
+    run = run_dealer(hunl, [ScriptedSeat(calls(), version=b"VERSION:2.1.0\r\n"), ScriptedSeat(calls())], tmp_path)
+    assert run.result.ok, run.err
+    assert "ERROR: this server is currently using version 2.0.0" in run.err.splitlines()
+    plain = run_dealer(hunl, [ScriptedSeat(calls()), ScriptedSeat(calls())], tmp_path / "plain")
+    assert "version" not in plain.err
+
+
 @pytest.mark.parametrize(
     ("tlog", "error"),
     [
@@ -383,9 +412,10 @@ def test_transaction_file_resumes_an_interrupted_match(leduc_limit: Game, tmp_pa
         ("f 0 1.000000 1.000001\n", "invalid action in the transaction file: {path}:1: f"),
         ("c 1 1.000000 1.000001\n", "hand mismatch in the transaction file: {path}:1 is of hand 1, not 0"),
         ("c 0 1.000000 1.000001\nc 7 1.000000 1.000001\n", "{path}:2 is of hand 7, the match has 2"),
+        ("c 0 1.000000 1.000001\nc 2 1.000000 1.000001\n", "{path}:2 is of hand 2, the match has 2"),
         ("c 0 1.000000 901.000000\n", "seat 1 ran out of time in the transaction file ({path}:1)"),
     ],
-    ids=["garbage", "illegal", "hand-mismatch", "beyond-the-match", "out-of-time"],
+    ids=["garbage", "illegal", "hand-mismatch", "beyond-the-match", "just-past-the-last-hand", "out-of-time"],
 )
 def test_a_transaction_file_that_cannot_be_replayed_ends_the_match_naming_the_line(
     tlog: str, error: str, leduc_limit: Game, tmp_path: Path
