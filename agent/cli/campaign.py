@@ -113,17 +113,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"deepstack campaign: error: {exc}", file=sys.stderr)
         return 2
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
-    if (
-        not 0 < workers <= MAX_WORKERS
-        or not 0 < args.hidden <= MAX_HIDDEN
-        or not 0 < args.layers <= MAX_LAYERS
-        or not 0 < args.gpu_workers <= workers
-    ):
-        print(
-            f"deepstack campaign: error: --workers must be from 1 to {MAX_WORKERS}, --hidden from 1 to {MAX_HIDDEN}, "
-            f"--layers from 1 to {MAX_LAYERS}, --gpu-workers from 1 to --workers",
-            file=sys.stderr,
+    wrong = [  # each option out of its range, with its range (all the ranges at once named none)
+        f"--{name} {value} is not from 1 to {top}"
+        for name, value, top in (
+            ("workers", workers, MAX_WORKERS),
+            ("hidden", args.hidden, MAX_HIDDEN),
+            ("layers", args.layers, MAX_LAYERS),
+            ("gpu-workers", args.gpu_workers, f"--workers ({workers})"),
         )
+        if not 0 < value <= (workers if name == "gpu-workers" else top) and not (name == "gpu-workers" and workers < 1)
+    ]
+    if wrong:
+        print(f"deepstack campaign: error: {'; '.join(wrong)}", file=sys.stderr)
         return 2
     spec = CampaignSpec(
         budget_s=budget,

@@ -1253,9 +1253,11 @@ def test_campaign_builds_the_networks_bottom_up_within_a_budget(tmp_path: Path, 
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--iterations", "turn=x"]) == 2
     assert "--iterations: 'turn=x' is not STREET=N" in capsys.readouterr().err
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "0"]) == 2
-    assert "--workers must be from 1 to 1024, --hidden from 1 to 16384, --layers from 1 to 100" in capsys.readouterr().err
+    assert capsys.readouterr().err == "deepstack campaign: error: --workers 0 is not from 1 to 1024\n"
     assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "2", "--gpu-workers", "3"]) == 2
-    assert "--gpu-workers from 1 to --workers" in capsys.readouterr().err
+    assert capsys.readouterr().err == "deepstack campaign: error: --gpu-workers 3 is not from 1 to --workers (2)\n"
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--hidden", "0", "--layers", "101"]) == 2
+    assert "error: --hidden 0 is not from 1 to 16384; --layers 101 is not from 1 to 100" in capsys.readouterr().err
 
 
 def test_campaign_deadlines_seeds_and_records(
