@@ -123,7 +123,7 @@ def test_bench_counts_that_would_hang_or_do_nothing_are_refused(argv: list[str],
             ["train", "--game", "leduc", "--data", "d", "--out", "o", "--name", "n", "--layers", "100000000"],
             "--layers from 1 to 100",
         ),
-        (["campaign", "--budget", "30s", "--out", "o", "--workers", "1000000000"], "--workers must be from 1 to 1024"),
+        (["campaign", "--budget", "30s", "--out", "o", "--workers", "1000000000"], "--workers 1000000000 is not from 1 to 1024"),
         (["buckets", "--street", "flop", "--bins", "1000000000"], "'1000000000' is more than 1000 bins"),
         # ran until killed
         (["bench", "solver", "--quick", "--repeat", "99999999999999999999"], "'99999999999999999999' is more than 10000 repeats"),
