@@ -509,3 +509,15 @@ def test_an_output_under_a_file_names_the_file_in_the_way(tmp_path: Path, capsys
         last = capsys.readouterr().err.strip().splitlines()[-1]
         assert last.startswith(f"deepstack {before}{afile} is a file, not a folder"), last
     assert afile.read_text() == "kept"
+
+
+def test_a_failed_rename_names_the_file_asked_for_not_the_temporary_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder where the network goes: the message led with the temporary file, already deleted."""
+    data, out = tmp_path / "data", tmp_path / "o"
+    assert main(["generate", "--game", "leduc", "--situations", "2", "--iterations", "5", "--out", str(data)]) == 0
+    (out / "x.pt").mkdir(parents=True)
+    assert main(["train", "--game", "leduc", "--data", str(data), "--out", str(out), "--name", "x", "--epochs", "1"]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == f"deepstack train: error: cannot write to {out}: {out / 'x.pt'}: Is a directory"

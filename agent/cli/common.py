@@ -270,7 +270,7 @@ class Terminated:
 
 def _what_is_wrong(exc: OSError) -> str:
     """The reason of an OSError about a path, saying which file stands where a folder is needed."""
-    if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename is not None:
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) and isinstance(exc.filename, (str, os.PathLike)):
         blocker = next((p for p in (Path(exc.filename), *Path(exc.filename).parents) if p.is_file()), None)
         if blocker is not None:
             return f"{blocker} is a file, not a folder"
@@ -282,12 +282,14 @@ def os_problem(exc: OSError) -> str:
     folder``, not ``[Errno 20] Not a directory: 'afile/m'``); a message of our own as it is."""
     if exc.filename is None or not exc.strerror:
         return str(exc)
-    also = f" (and {exc.filename2})" if exc.filename2 is not None else ""
+    # a rename's target is the file a person asked for (its source, a temporary file, is gone)
+    name = exc.filename2 if exc.filename2 is not None else exc.filename
     reason = _what_is_wrong(exc)
-    return reason if reason.startswith(f"{exc.filename} is a file") else f"{exc.filename}{also}: {reason}"
+    return reason if reason.startswith(f"{exc.filename} is a file") else f"{name}: {reason}"
 
 
 def cannot_write(out: str | Path, exc: OSError) -> str:
     """``cannot write to OUT: what is wrong``, naming the file inside OUT when it was that one."""
-    named = exc.filename is not None and os.path.normpath(str(exc.filename)) != os.path.normpath(str(out))
+    name = exc.filename2 if exc.filename2 is not None else exc.filename
+    named = name is not None and os.path.normpath(str(name)) != os.path.normpath(str(out))
     return f"cannot write to {out}: {os_problem(exc) if named else _what_is_wrong(exc)}"
