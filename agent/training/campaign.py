@@ -32,7 +32,7 @@ from tqdm import tqdm
 from agent.common.files import write_json
 from agent.common.workers import worker_pool
 from agent.nets.encoding import SituationEncoder
-from agent.nets.manifest import ModelError, checked_file, load_value_net, trained_seeds
+from agent.nets.manifest import ModelError, check_registrable, checked_file, load_value_net, trained_seeds
 from agent.nets.valuenet import masked_huber, resolve_precision
 from agent.training.data_folder import shard_files
 from agent.training.datagen import NEXT_STREET, generate
@@ -192,7 +192,8 @@ STAGE_KEYS = {
     "validation_loss": "number",
     "held_out": "int",
     "shipped_validation_loss": "number?",
-    "loss_curve": "str",
+    "loss_curve": "path",
+    "beats_shipped": "bool?",
 }
 
 
@@ -202,6 +203,10 @@ _KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "number": (int, float), "s
 def _is(value: Any, kind: str) -> bool:
     if kind.endswith("?") and value is None:
         return True
+    if kind.startswith("bool"):
+        return isinstance(value, bool)
+    if kind == "path":  # OUT/street/network/street.loss.png: the report links it from OUT
+        return isinstance(value, str) and len(Path(value).parts) >= 3
     return not isinstance(value, bool) and isinstance(value, _KINDS[kind.rstrip("?")])
 
 
@@ -288,6 +293,9 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
     game = load_game("hunl")
     elapsed_before = float(state.get("elapsed_s", 0.0))
     origin = start - elapsed_before  # the campaign's start, as if every run had been one
+    for street in STAGES:  # a manifest the networks could not be entered in: refused before the first stage's data
+        if street not in stages:
+            check_registrable(_network_path(out, street), street)
     if any(street not in stages for street in STAGES):
         state["spec"] = spec_record(spec)
         write_json(state_path, state)

@@ -1298,16 +1298,35 @@ def test_campaign_deadlines_seeds_and_records(
     err = capsys.readouterr().err
     assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: unreadable campaign record")
     assert len(err.strip().splitlines()) == 1
+    finished = {  # a finished stage's record, as the report reads it
+        "situations": 4,
+        "solved_per_s": None,
+        "epochs": 1,
+        "validation_loss": 0.1,
+        "held_out": 1,
+        "shipped_validation_loss": None,
+        "loss_curve": str(out / "river" / "network" / "river.loss.png"),
+        "beats_shipped": None,
+    }
+    (out / "campaign.json").write_text(json.dumps({"stages": {"river": finished}}))
+    assert campaign.load_state(out / "campaign.json")["stages"]["river"] == finished
     for damaged, named in (
         ({"stages": {"river": "x"}}, "stage 'river' is not a finished stage's record"),
         ({"stages": {"river": {}}}, "stage 'river' is not a finished stage's record"),
         ({"stages": {"rivr": {}}}, "stage 'rivr' is not a finished stage's record (one of river, turn, flop, preflop-aux"),
         ({"stages": {}, "elapsed_s": "x"}, "elapsed_s 'x' is not a number of seconds"),
+        ({"stages": {"river": {**finished, "loss_curve": ""}}}, "stage 'river' is not a finished stage's record"),
+        ({"stages": {"river": {**finished, "beats_shipped": "yes"}}}, "stage 'river' is not a finished stage's record"),
     ):  # were a TypeError, a KeyError or a ValueError not naming the file
         (out / "campaign.json").write_text(json.dumps(damaged))
         assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "1"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"deepstack campaign: error: {out / 'campaign.json'}: {named}") and len(err.splitlines()) == 1
+    (out / "campaign.json").unlink()
+    (out / "manifest.json").write_text("{")  # the networks' manifest: refused before any data is made
+    assert main(["campaign", "--budget", "1m", "--out", str(out), "--workers", "1"]) == 2
+    assert "manifest.json: unreadable model manifest" in capsys.readouterr().err
+    assert not (out / "river").exists()
 
 
 def test_a_campaign_worker_makes_its_least_shards_and_no_more_once_its_time_is_spent(tmp_path: Path) -> None:
