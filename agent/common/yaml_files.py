@@ -20,7 +20,9 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _STR_TAG = "tag:yaml.org,2002:str"
 #: what a plain (unquoted) key may have been resolved to that it is read back as text from
-_PLAIN_KEY_TAGS = frozenset({_INT_TAG, _FLOAT_TAG, "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"})
+_PLAIN_KEY_TAGS = frozenset(
+    {_INT_TAG, _FLOAT_TAG, "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp"}
+)
 # YAML 1.1 (PyYAML) reads ``1e3`` as a string (a float needs a dot), ``1:30`` as 90 (base 60) and
 # ``017`` as 15 (octal): a setting written so was refused as "not a number", or silently taken as
 # another number. Here a number is what it looks like to a person: an exponent without a dot is a
@@ -38,6 +40,14 @@ _FLOAT = re.compile(
 )
 
 
+def _as_text(key: yaml.Node) -> yaml.Node:
+    """A plain scalar key as a string node: a new node, so that an alias of it elsewhere (``&a 10: x``,
+    then ``y: *a``) keeps its own type."""
+    if isinstance(key, yaml.ScalarNode) and key.style is None and key.tag in _PLAIN_KEY_TAGS:
+        return yaml.ScalarNode(_STR_TAG, key.value, key.start_mark, key.end_mark, key.style)
+    return key
+
+
 class UniqueKeyLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that raises a ``yaml.constructor.ConstructorError`` marked at the
     second of two equal keys of a mapping (``<<`` merges keep their override rule)."""
@@ -47,12 +57,11 @@ class UniqueKeyLoader(yaml.SafeLoader):
         plain key is the text as written (a spot named ``1e3`` stays ``'1e3'``, not the float 1000.0
         that ``--spot 1e3`` would never find; ``on:`` stays ``'on'``, not True)."""
         if isinstance(node, yaml.MappingNode):
+            node.value = [(_as_text(key), value) for key, value in node.value]
             seen: dict[Any, yaml.Mark] = {}
             for key_node, _ in node.value:
                 if key_node.tag == _MERGE_TAG:
                     continue
-                if isinstance(key_node, yaml.ScalarNode) and key_node.style is None and key_node.tag in _PLAIN_KEY_TAGS:
-                    key_node.tag = _STR_TAG
                 key = self.construct_object(key_node, deep=True)  # cached: the base class gets the same object
                 try:
                     first = seen.setdefault(key, key_node.start_mark)
@@ -62,6 +71,9 @@ class UniqueKeyLoader(yaml.SafeLoader):
                     raise yaml.constructor.ConstructorError(
                         None, None, f"duplicate key {key!r} (first on line {first.line + 1})", key_node.start_mark
                     )
+        if isinstance(node, yaml.MappingNode):  # keys merged in (``<<: {1e3: x}``) are text too
+            self.flatten_mapping(node)
+            node.value = [(_as_text(key), value) for key, value in node.value]
         return super().construct_mapping(node, deep=deep)
 
 

@@ -221,6 +221,11 @@ def test_yaml_plain_keys_are_their_text() -> None:
     }
     with pytest.raises(yaml.constructor.ConstructorError, match="duplicate key '1'"):
         load_yaml("1: a\n'1': b\n")
+    # an alias of an anchored key keeps its own type; merged-in keys and dates are text too
+    assert load_yaml("&a 10: x\ny: *a\n") == {"10": "x", "y": 10}
+    assert load_yaml("a: {<<: {1e3: x, on: 1}}\n") == {"a": {"1e3": "x", "on": 1}}
+    assert load_yaml("2024-01-01: x\n") == {"2024-01-01": "x"}
+    assert load_yaml("b: &m {1: a, 2: b}\nc: {<<: *m, 2: z}\n")["c"] == {"1": "a", "2": "z"}
 
 
 def test_yaml_merge_keys_still_override() -> None:
