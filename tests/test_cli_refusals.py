@@ -521,3 +521,12 @@ def test_a_failed_rename_names_the_file_asked_for_not_the_temporary_one(
     assert main(["train", "--game", "leduc", "--data", str(data), "--out", str(out), "--name", "x", "--epochs", "1"]) == 1
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last == f"deepstack train: error: cannot write to {out}: {out / 'x.pt'}: Is a directory"
+
+
+def test_a_refused_train_leaves_no_empty_out_behind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--out is made before the data is read (to refuse a path it cannot write at once); a refusal then left it empty."""
+    out = tmp_path / "new" / "models"
+    assert "no shard-*.npz files" in _refused(
+        ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(out), "--name", "n"], capsys
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -293,3 +293,21 @@ def cannot_write(out: str | Path, exc: OSError) -> str:
     name = exc.filename2 if exc.filename2 is not None else exc.filename
     named = name is not None and os.path.normpath(str(name)) != os.path.normpath(str(out))
     return f"cannot write to {out}: {os_problem(exc) if named else _what_is_wrong(exc)}"
+
+
+def make_folder(path: str | Path) -> list[Path]:
+    """Make ``path`` and its missing parents (an OSError where the machine refuses); the folders made,
+    deepest first, for :func:`remove_empty` when the command is then refused."""
+    path = Path(path)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove the folders :func:`make_folder` made that are still empty (a refused command leaves none)."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or gone: left as it is
+            return

@@ -15,8 +15,10 @@ from agent.cli.common import (
     cannot_write,
     example,
     load_game_or_exit,
+    make_folder,
     model_name,
     path_arg,
+    remove_empty,
     seed,
 )
 from agent.nets.encoding import SituationEncoder
@@ -24,6 +26,7 @@ from agent.nets.manifest import ModelError, check_registrable
 from agent.solver.handspace import HandSpace
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, train
+from protocol.gamedef import Game
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -139,10 +142,18 @@ def _run_train(args: argparse.Namespace) -> int:
         weight_decay=args.weight_decay,
     )
     try:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+        made = make_folder(args.out)
     except OSError as exc:  # a file, a folder we may not write in, ...: before minutes of training
         print(f"deepstack train: error: {cannot_write(args.out, exc)}", file=sys.stderr)
         return 1
+    code = _train_into(args, spec, game)
+    if code != 0:
+        remove_empty(made)  # a refused run leaves no empty --out behind
+    return code
+
+
+def _train_into(args: argparse.Namespace, spec: TrainSpec, game: Game) -> int:
+    """Train into the --out folder made; 0, or the exit status of the refusal printed."""
     try:
         check_registrable(Path(args.out) / f"{args.name}.pt", args.name)
         if game.deck_size <= 12:
