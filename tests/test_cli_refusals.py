@@ -530,3 +530,31 @@ def test_a_refused_train_leaves_no_empty_out_behind(tmp_path: Path, capsys: pyte
         ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(out), "--name", "n"], capsys
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_blueprint_train_refuses_an_out_it_cannot_write_and_endless_runs_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An --out under a file failed after the first --save-every iterations (their training lost); 10^23
+    iterations ran until killed; a blueprint whose sums are strings was an isfinite traceback."""
+    (tmp_path / "afile").write_text("kept")
+    out = tmp_path / "afile" / "bp.npz"
+    assert main(["blueprint", "train", "leduc", "10", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"deepstack blueprint train: error: cannot write to {out}: {tmp_path / 'afile'} is a file, not a folder\n"
+    argv = ["blueprint", "train", "leduc", "99999999999999999999999", "--out", str(tmp_path / "bp.npz")]
+    assert "at most 1,000,000,000,000 in one run" in _refused(argv, capsys)
+    assert _refused(["blueprint", "train", "leduc", "10", "--out", str(tmp_path)], capsys).endswith(
+        "is a folder; give the blueprint's file (.npz)"
+    )
+    good = tmp_path / "bp.npz"
+    assert main(["blueprint", "train", "leduc", "10", "--out", str(good)]) == 0
+    arrays = dict(np.load(good))
+    for name, damage, named in (
+        ("strings", {"strategy_sum": arrays["strategy_sum"].astype(str)}, "its strategy sums are of <U"),
+        ("negative", {"strategy_sum": -1 - np.abs(arrays["strategy_sum"])}, "its strategy sums hold negative numbers"),
+        ("flat", {"regrets": arrays["regrets"][:-1]}, "its regrets are of shape"),
+    ):
+        bad = tmp_path / f"{name}.npz"
+        np.savez(bad, **{**arrays, **damage})
+        assert named in _refused(["blueprint", "eval", str(bad)], capsys)

@@ -140,14 +140,24 @@ class Blueprint:
                 f"{path}: trained on the card abstraction {bp.abstraction.name!r} of sha256 {trained_on[:12]}..., "
                 f"whose tables now have sha256 {now[:12]}... (rebuilt): not this blueprint's abstraction"
             )
-        if regrets.shape != bp.regrets.shape or sums.shape != bp.strategy_sum.shape:
-            raise BlueprintFileError(f"{path}: {regrets.shape[0]} slots, but its tree has {bp.regrets.shape[0]}")
+        for name, saved, made in (("regrets", regrets, bp.regrets), ("strategy sums", sums, bp.strategy_sum)):
+            if saved.shape != made.shape:
+                raise BlueprintFileError(f"{path}: its {name} are of shape {saved.shape}, but its tree has {made.shape}")
+            if saved.dtype.kind not in "iuf":  # strings failed inside isfinite with a traceback
+                raise BlueprintFileError(f"{path}: its {name} are of {saved.dtype}, not numbers")
         if not (np.isfinite(regrets).all() and np.isfinite(sums).all()):  # it would play on NaN silently
             raise BlueprintFileError(f"{path}: its regrets or strategy sums hold NaN or infinite numbers")
+        if (sums < 0).any():  # sums of probabilities: a negative one is not a strategy any training made
+            raise BlueprintFileError(f"{path}: its strategy sums hold negative numbers")
+        iterations, seconds = meta.get("iterations"), meta.get("seconds", 0.0)
+        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
+            raise BlueprintFileError(f"{path}: its iterations {iterations!r} are not a count")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+            raise BlueprintFileError(f"{path}: its seconds {seconds!r} are not a duration")
         bp.regrets[:] = regrets
         bp.strategy_sum[:] = sums
-        bp.iterations = int(meta["iterations"])
-        bp.seconds = float(meta.get("seconds", 0.0))
+        bp.iterations = iterations
+        bp.seconds = float(seconds)
         return bp
 
 

@@ -18,7 +18,18 @@ from agent.blueprint.mccfr import BATCH, Blueprint, BlueprintFileError
 from agent.blueprint.postprocess import POSTPROCESSING
 from agent.bots.config import PACKAGE_ROOT
 from agent.bots.start_cache import is_shipped
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, fraction, path_arg, pot_fractions, seed
+from agent.cli.common import (
+    GAME_HELP,
+    HelpFormatter,
+    cannot_write,
+    dumps,
+    example,
+    fraction,
+    make_folder,
+    path_arg,
+    pot_fractions,
+    seed,
+)
 from agent.evaluation.evaluate import blueprint_profile, profile_exploitability
 from agent.nets.buckets import BucketTable
 from agent.nets.manifest import ModelError, manifest_path_for, read_manifest, register_model
@@ -161,11 +172,26 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+#: the most MCCFR iterations one ``blueprint train`` adds
+MAX_ITERATIONS = 10**12
+
+
 def _train(args: argparse.Namespace) -> int:
     game = load_game(args.game)
     if args.iterations < 0 or args.save_every < 1 or args.clusters < 1 or args.workers < 0 or args.batch < 1:
         raise ValueError("iterations and --workers must be >= 0; --save-every, --clusters and --batch >= 1")
+    if args.iterations > MAX_ITERATIONS:  # 10^23 ran until killed
+        raise ValueError(
+            f"{args.iterations} iterations: at most {MAX_ITERATIONS:,} in one run (twelve days at a million a second)"
+        )
     out = Path(args.out)
+    if out.is_dir():
+        raise ValueError(f"--out {out}: is a folder; give the blueprint's file (.npz)")
+    try:  # a file where its folder should be: refused now, not after the first --save-every iterations
+        make_folder(out.parent)
+    except OSError as exc:
+        print(f"deepstack blueprint train: error: {cannot_write(out, exc)}", file=sys.stderr)
+        return 1
     if out.exists():
         bp = Blueprint.open(out, game)
         _keep_recorded(args, bp, out)
