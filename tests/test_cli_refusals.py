@@ -104,6 +104,7 @@ def test_bench_counts_that_would_hang_or_do_nothing_are_refused(argv: list[str],
         (["bench", "blueprint", "--game", "leduc", "--clusters", "50", "--workers", ""], "--clusters 50: 50 public clusters"),
         (["eval", "exploitability", "--game", "leduc", "--iterations", "0"], "argument --iterations: '0' must be at least 1"),
         (["eval", "aivat", "--game", "leduc", "--hands", "2", "--iterations", "0"], "argument --iterations"),
+        (["eval", "aivat", "--game", "leduc", "--hands", "99999999999"], "--hands must be from 2 to 100000000, not 99999999999"),
         # gigabytes of planned chunks before the first hand; a process per worker, chunks or not
         (["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", str(10**20)], "--hands must be"),
         (["eval", "lbr", "--game", "leduc", "--bot", "random", "--setting", "fc/fc", "--hands", "0"], "--hands must be from 1"),

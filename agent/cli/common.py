@@ -157,6 +157,8 @@ MAX_HIDDEN = 16384
 MAX_LAYERS = 100
 #: the most worker processes a command starts (each is a process: a typo here was a fork bomb)
 MAX_WORKERS = 1024
+#: the most hands one evaluation run plays (eval lbr, eval aivat): 10^11 started a run of millennia
+MAX_HANDS = 10**8
 
 
 def positive_ms(text: str) -> float:

@@ -11,7 +11,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from agent.bots.config import ConfigError
-from agent.cli.common import dumps
+from agent.cli.common import MAX_HANDS, dumps
 from agent.evaluation.aivat import ProfileValue, run_aivat
 from agent.evaluation.aivat_log import log_aivat
 from agent.evaluation.policies import OutsideSolvedTree, ProviderFactory
@@ -30,8 +30,8 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
         game = load_game(args.game)
         if game.deck_size > 12:
             raise ValueError(f"{args.game}: AIVAT's exact equilibrium values are available for Leduc games only")
-        if args.hands < 2:
-            raise ValueError("--hands must be at least 2")
+        if not 2 <= args.hands <= MAX_HANDS:
+            raise ValueError(f"--hands must be from 2 to {MAX_HANDS}, not {args.hands}")
         ours = ProviderFactory(args.game, args.bot, args.config, args.iterations)()
         opponent = ProviderFactory(args.game, args.opponent, args.config, args.iterations)()
         reference = ProviderFactory(args.game, "equilibrium", iterations=1000)()

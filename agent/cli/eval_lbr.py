@@ -14,7 +14,7 @@ from tqdm import tqdm
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import section_key
 from agent.bots.start_cache import start_key
-from agent.cli.common import MAX_WORKERS, dumps
+from agent.cli.common import MAX_HANDS, MAX_WORKERS, dumps
 from agent.common.files import write_text
 from agent.evaluation.lbr import DEAL_SCHEME, FoldQuery, LBRSetting, fold_summary, resumed_hands, run_lbr
 from agent.evaluation.lbr_paired import compare_lbr_runs, format_comparison
@@ -24,10 +24,6 @@ from agent.nets.manifest import ModelError
 from protocol.gamedef import Game, GameDefError, load_game
 
 #: one example per tool (each --help ends with it)
-
-
-#: the most hands one LBR run takes
-MAX_LBR_HANDS = 10**8
 
 
 def bot_key(game: Game, config_path: str | None) -> str:
@@ -84,8 +80,8 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
         if args.chunk < 1:
             raise ValueError(f"--chunk must be at least 1, not {args.chunk}")
         # the chunks are planned up front: 10**20 hands was gigabytes of plans before the first hand
-        if not 1 <= args.hands <= MAX_LBR_HANDS:
-            raise ValueError(f"--hands must be from 1 to {MAX_LBR_HANDS}, not {args.hands}")
+        if not 1 <= args.hands <= MAX_HANDS:
+            raise ValueError(f"--hands must be from 1 to {MAX_HANDS}, not {args.hands}")
         if not 1 <= args.workers <= MAX_WORKERS:  # each is a process: a typo here was a fork bomb
             raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
         factory()  # fail now (bad model, bad bot) rather than in a worker
