@@ -437,9 +437,9 @@ def _stored_estimate(out_dir: Path | None, prefix: str, first: int, count: int) 
     if path is None or not path.exists():
         return None
     values = chunk_values(path, "a file of LBR winnings")
-    if len(values) < count:
-        raise ValueError(f"{path}: {len(values)} hands, its chunk has {count}")
-    return values[:count]
+    if len(values) != count:  # a chunk cut short beside whole estimates: resuming counted hands twice
+        raise ValueError(f"{path}: {len(values)} hands, its chunk (lbr-{first:07d}.json) has {count}")
+    return values
 
 
 def _stored_queries(out_dir: Path | None, first: int) -> list[FoldQuery] | None:

@@ -577,3 +577,17 @@ def test_lbr_updates_its_range_for_the_bot_by_bayes_rule() -> None:
     lbr.cards_dealt(parse_cards("Qh"))
     kept = before * ~space.blocked(list(parse_cards("Qh")))
     np.testing.assert_allclose(lbr.belief, kept / kept.sum())
+
+
+def test_a_chunk_cut_short_beside_whole_estimates_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A winnings chunk of 3 hands beside estimates of 10: the resume played hands 3-9 again, counting their
+    estimates and fold queries twice; now the folder is refused, naming the file that disagrees."""
+    argv = ["eval", "lbr", "--game", "leduc", "--bot", "call", "--hands", "10", "--setting", "fcp/fcp", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (tmp_path / "lbr-0000000.json").write_text("[1, 2, 3]")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    capsys.readouterr()
+    assert main([*argv[:7], "20", *argv[8:]]) == 2
+    err = capsys.readouterr().err
+    assert "-0000000.json: 10 hands, its chunk (lbr-0000000.json) has 3" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing played or written
