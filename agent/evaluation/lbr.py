@@ -633,9 +633,9 @@ def run_lbr(
             if stored_queries is not None:
                 asked[first] = stored_queries
             for prefix, name in ESTIMATES.items():
-                values = _stored_estimate(out_dir, prefix, first, count)
-                if values is not None:
-                    kept[name][first] = values
+                values = _stored_estimate(out_dir, prefix, first, len(stored[first]))
+                if values is not None:  # the hands this run asks for (a shorter run reads part of a chunk)
+                    kept[name][first] = values[:count]
             if progress is not None and progress_resumed:
                 progress(count)
         else:

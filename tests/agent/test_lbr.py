@@ -373,7 +373,7 @@ def test_lbr_records_how_often_the_bot_folds_to_its_bets(tmp_path: Path, capsys:
     run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path, queries=partial)
     assert 0 < len(partial) < len(queries)
     (tmp_path / "aivat-0000000.json").write_text("[1.0, 2.0]")  # shorter than its chunk
-    with pytest.raises(ValueError, match="aivat-0000000.json: 2 hands, its chunk has 20"):
+    with pytest.raises(ValueError, match=r"aivat-0000000.json: 2 hands, its chunk \(lbr-0000000.json\) has 20"):
         run_lbr(game, ProviderFactory("leduc", "random"), setting, 40, seed=2, out_dir=tmp_path)
     (tmp_path / "aivat-0000000.json").write_text("not json")
     with pytest.raises(ValueError, match="aivat-0000000.json: not a file of LBR winnings"):
