@@ -65,6 +65,12 @@ def check_lbr_run(out: Path, run: dict) -> None:
         if diff:
             raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
         return
+    # a match's log folder: LBR's chunks written among its logs were then read by eval plot and aivat-log as part of it
+    logs = sorted(p.name for p in out.glob("*") if p.name == "bots.jsonl" or p.suffix == ".log") if out.is_dir() else []
+    if logs:
+        raise ValueError(
+            f"{out}: holds a match's logs ({', '.join(logs[:2])}{', ...' if len(logs) > 2 else ''}); use another --out"
+        )
     out.mkdir(parents=True, exist_ok=True)
     write_text(path, dumps(run, indent=1))
 

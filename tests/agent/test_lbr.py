@@ -591,3 +591,16 @@ def test_a_chunk_cut_short_beside_whole_estimates_is_refused(tmp_path: Path, cap
     err = capsys.readouterr().err
     assert "-0000000.json: 10 hands, its chunk (lbr-0000000.json) has 3" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing played or written
+
+
+def test_lbr_refuses_an_out_that_holds_another_command_s_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An --out of a match's logs took LBR's chunks among them; eval plot and aivat-log then read the mix."""
+    logs = tmp_path / "m"
+    assert main(["match", "leduc", "2", "call", "random", "--log-dir", str(logs)]) == 0
+    before = sorted(p.name for p in logs.iterdir())
+    capsys.readouterr()
+    assert (
+        main(["eval", "lbr", "--game", "leduc", "--bot", "call", "--hands", "4", "--setting", "fcp/fcp", "--out", str(logs)]) == 2
+    )
+    assert f"{logs}: holds a match's logs (bots.jsonl, leduc.call.vs.random.s0.log); use another --out" in capsys.readouterr().err
+    assert sorted(p.name for p in logs.iterdir()) == before
