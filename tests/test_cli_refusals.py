@@ -559,3 +559,23 @@ def test_blueprint_train_refuses_an_out_it_cannot_write_and_endless_runs_before_
         bad = tmp_path / f"{name}.npz"
         np.savez(bad, **{**arrays, **damage})
         assert named in _refused(["blueprint", "eval", str(bad)], capsys)
+
+
+def test_spots_and_paired_folders_of_the_wrong_kind_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A binary --spots was "'utf-8' codec can't decode byte ..." naming no file; a folder a raw errno; lbr-paired
+    said a missing folder had no run.json, and --png FOLDER wrote FOLDER.png beside it without a word."""
+    binary = tmp_path / "b.npz"
+    np.savez(binary, a=np.arange(100.0))
+    assert (
+        _refused(["solve", "--spots", str(binary)], capsys)
+        == f"deepstack solve: error: {binary}: not a text file (not UTF-8), so not a spots file"
+    )
+    assert _refused(["solve", "--spots", str(tmp_path)], capsys).endswith(f"{tmp_path}: is a folder; give a spots file (.yaml)")
+    missing = tmp_path / "none"
+    assert _refused(["eval", "lbr-paired", str(missing), str(tmp_path)], capsys).endswith(f"{missing}: no such folder")
+    png = tmp_path / "pics"
+    png.mkdir()
+    assert _refused(["eval", "lbr-paired", str(tmp_path), str(tmp_path), "--png", str(png)], capsys).endswith(
+        "is a folder; give the picture's file name"
+    )
+    assert not (tmp_path / "pics.png").exists()

@@ -108,7 +108,7 @@ def _check_spots_fields(path: Path) -> None:
     spot; what is left (cards, ranges, sizes) the loader names itself."""
     try:
         data = load_yaml(path.read_text())
-    except (OSError, yaml.YAMLError):
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return  # the loader says so, with the file
     if not isinstance(data, dict) or not isinstance(data.get("spots"), dict):
         return
@@ -134,9 +134,13 @@ def _check_spots_fields(path: Path) -> None:
 def read_spots(path: Path) -> tuple[dict[str, Spot], dict[str, Any]]:
     """``load_spots`` with every bad field one SpotError naming the file, so ``solve`` and
     ``bench solver`` refuse a bad file alike, before any solve."""
+    if path.is_dir():
+        raise SpotError(f"{path}: is a folder; give a spots file (.yaml)")
     _check_spots_fields(path)
     try:
         spots, meta = load_spots(path)
+    except UnicodeDecodeError:  # a binary file given as the spots
+        raise SpotError(f"{path}: not a text file (not UTF-8), so not a spots file") from None
     except (TypeError, ValueError) as exc:  # SpotError is a ValueError; a bad card or range is named in it
         text = str(exc)
         raise SpotError(text if text.startswith(str(path)) else f"{path}: {text}") from None

@@ -29,6 +29,8 @@ LABELS = {"realised": "realised", "range_expected": "range-expected", "aivat": "
 def read_run(folder: Path) -> dict:
     """A folder's ``run.json`` (what wrote its chunks), checked to pair by hand."""
     path = folder / "run.json"
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: no such folder")
     if not path.is_file():
         raise ValueError(f"{folder}: no run.json (not a folder written by 'deepstack eval lbr --out')")
     try:
