@@ -579,3 +579,19 @@ def test_spots_and_paired_folders_of_the_wrong_kind_are_named(tmp_path: Path, ca
         "is a folder; give the picture's file name"
     )
     assert not (tmp_path / "pics.png").exists()
+
+
+def test_aivat_log_names_the_log_and_hand_of_a_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A repeated card or a bad betting string in a dealer log was named by neither file nor hand."""
+    logs = tmp_path / "m"
+    assert main(["match", "leduc", "2", "call", "random", "--log-dir", str(logs)]) == 0
+    [log] = logs.glob("*.log")
+    lines = log.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("STATE:"))
+    fields = lines[first].split(":")
+    fields[3] = "Qs|Qs/Qs"
+    lines[first] = ":".join(fields)
+    log.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    last = _refused(["eval", "aivat-log", str(logs), "--player", "call"], capsys)
+    assert last.startswith(f"deepstack eval aivat-log: error: {log}: hand 0: ") and "repeated card" in last

@@ -299,16 +299,24 @@ def log_aivat(
     per_log: dict[Path, dict[int, tuple[float, float]]] = {}
     for path in logs:
         per_log[path] = {}
-        for hand in read_hands(path):
-            if player not in hand.names:
-                raise ValueError(f"{path}: hand {hand.hand_id} has no player named {player!r} (players: {', '.join(hand.names)})")
-            seat = hand.names.index(player)
-            if hand.hand_id in per_log[path]:
-                raise ValueError(f"{path}: hand {hand.hand_id} is logged twice; a log holds each hand once")
-            r, a = hand_aivat(game, hand, seat, value, decisions, tally, action_values)
-            tally.raw.append(r)
-            tally.corrected.append(a)
-            per_log[path][hand.hand_id] = (r, a)
+        try:
+            for hand in read_hands(path):
+                if player not in hand.names:
+                    raise ValueError(f"hand {hand.hand_id} has no player named {player!r} (players: {', '.join(hand.names)})")
+                seat = hand.names.index(player)
+                if hand.hand_id in per_log[path]:
+                    raise ValueError(f"hand {hand.hand_id} is logged twice; a log holds each hand once")
+                try:
+                    r, a = hand_aivat(game, hand, seat, value, decisions, tally, action_values)
+                except ValueError as exc:  # a bad card or action of the hand: where it is
+                    text = str(exc)
+                    raise ValueError(text if text.startswith("hand ") else f"hand {hand.hand_id}: {text}") from None
+                tally.raw.append(r)
+                tally.corrected.append(a)
+                per_log[path][hand.hand_id] = (r, a)
+        except ValueError as exc:  # every problem of a log names the log (several are read)
+            text = str(exc)
+            raise ValueError(text if text.startswith(str(path)) else f"{path}: {text}") from None
     out = {"raw": estimate(tally.raw), "aivat": estimate(tally.corrected)}
     pairs: list[tuple[float, float]] = []
     for path, values in per_log.items():
