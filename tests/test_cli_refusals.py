@@ -595,3 +595,10 @@ def test_aivat_log_names_the_log_and_hand_of_a_bad_line(tmp_path: Path, capsys: 
     capsys.readouterr()
     last = _refused(["eval", "aivat-log", str(logs), "--player", "call"], capsys)
     assert last.startswith(f"deepstack eval aivat-log: error: {log}: hand 0: ") and "repeated card" in last
+
+
+def test_an_lbr_config_given_is_read_whatever_the_bot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A --config that did not exist ran with --bot call (silently unused); a folder was 'no such config file'."""
+    argv = ["eval", "lbr", "--game", "leduc", "--bot", "call", "--hands", "1", "--setting", "fc/fc", "--config"]
+    assert _refused([*argv, str(tmp_path / "none.yaml")], capsys).endswith(f"{tmp_path / 'none.yaml'}: no such config file")
+    assert _refused([*argv, str(tmp_path)], capsys).endswith(f"{tmp_path}: a folder, not a config file")

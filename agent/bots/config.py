@@ -525,7 +525,7 @@ def load_config(path: str | Path | None = None) -> Config:
     if not path.is_file():
         if path == DEFAULT_CONFIG_PATH:
             return default_config()  # installed without the file: built-in defaults are the file's defaults
-        raise ConfigError(f"{path}: no such config file")
+        raise ConfigError(f"{path}: {'a folder, not a config file' if path.is_dir() else 'no such config file'}")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")

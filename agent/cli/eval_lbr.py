@@ -82,6 +82,8 @@ def run_lbr_cli(args: argparse.Namespace) -> int:
     try:
         game = load_game(args.game)
         setting = LBRSetting.parse(args.setting, game.num_rounds)
+        if args.config is not None and args.bot != "deepstack":  # given on purpose: a typo is not silently ignored
+            load_config(args.config)
         factory = ProviderFactory(args.game, args.bot, args.config, args.iterations)
         if args.chunk < 1:
             raise ValueError(f"--chunk must be at least 1, not {args.chunk}")
