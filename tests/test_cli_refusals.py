@@ -602,3 +602,13 @@ def test_an_lbr_config_given_is_read_whatever_the_bot(tmp_path: Path, capsys: py
     argv = ["eval", "lbr", "--game", "leduc", "--bot", "call", "--hands", "1", "--setting", "fc/fc", "--config"]
     assert _refused([*argv, str(tmp_path / "none.yaml")], capsys).endswith(f"{tmp_path / 'none.yaml'}: no such config file")
     assert _refused([*argv, str(tmp_path)], capsys).endswith(f"{tmp_path}: a folder, not a config file")
+
+
+def test_exploitability_of_another_command_s_json_says_it_is_not_a_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An LBR run.json given as --policy said "information set 'Qh|-|' is missing"."""
+    run = tmp_path / "run.json"
+    run.write_text('{"game": "leduc", "bot": "call", "seed": 0}')
+    last = _refused(["eval", "exploitability", "--game", "leduc", "--policy", str(run)], capsys)
+    assert last.endswith(f"{run}: not a policy file (its keys are not information sets like 'Ks|-|' but game, bot, seed)")

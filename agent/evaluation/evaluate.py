@@ -158,6 +158,10 @@ def import_policy(space: HandSpace, sizing: tuple[BetSizing, ...], path: str | P
     game_text = table.pop(GAME_KEY, None)  # files written before it was recorded have none
     if game_text is not None and game_text != space.game.to_text():
         raise PolicyError(f"{path}: exported for another game than {space.game.name} (its {GAME_KEY!r} entry)")
+    if table and not any("|" in key for key in table):  # another command's JSON (an LBR run.json, say)
+        raise PolicyError(
+            f"{path}: not a policy file (its keys are not information sets like 'Ks|-|' but {', '.join(list(table)[:3])})"
+        )
     la, strategy = _policy_tree(space, sizing)
     expected: set[str] = set()
     for m, row in enumerate(la.dec_rows.tolist()):
