@@ -78,6 +78,8 @@ def clock_report(paths: Sequence[Path], rounds: int | None = None) -> dict[str, 
         street = event.get("street")
         if kind not in ("decision", "out_of_time", "decision_failed") or not finite_number(street) or street < 0:
             continue  # another event, or a line not written by the bot
+        if rounds is not None and street >= rounds:  # no street of the game: not the bot's line either
+            continue
         st = per.setdefault(int(street), StreetClock())
         st.decisions += 1
         if finite_number(event.get("think_ms")):

@@ -125,3 +125,14 @@ def test_eval_clock_tells_a_holdem_log_that_never_reached_the_turn_by_its_cards(
     assert set(clock_report([log])) == {"preflop", "flop"}
     log.write_text("\n".join(json.dumps({**e, "cards": "Ks"}) for e in lines) + "\n")
     assert set(clock_report([log])) == {"round 1", "round 2"}
+
+
+def test_a_line_of_no_street_of_the_game_is_not_counted(tmp_path: Path) -> None:
+    """A Leduc log line with street 99 was reported as 'round 100'."""
+    log = tmp_path / "bot.jsonl"
+    lines = [
+        {"event": "decision", "street": 0, "cached": True, "stopped_by": None, "think_ms": 1.0, "cards": "Ks"},
+        {"event": "decision", "street": 99, "cached": True, "stopped_by": None, "think_ms": 1.0, "cards": "Ks"},
+    ]
+    log.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    assert set(clock_report([log], rounds=2)) == {"round 1"}
