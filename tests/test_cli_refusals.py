@@ -612,3 +612,13 @@ def test_exploitability_of_another_command_s_json_says_it_is_not_a_policy(
     run.write_text('{"game": "leduc", "bot": "call", "seed": 0}')
     last = _refused(["eval", "exploitability", "--game", "leduc", "--policy", str(run)], capsys)
     assert last.endswith(f"{run}: not a policy file (its keys are not information sets like 'Ks|-|' but game, bot, seed)")
+
+
+def test_blueprint_abstraction_refuses_its_out_before_clustering(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder as --out started minutes of clustering before anything said so."""
+    assert _refused(["blueprint", "abstraction", "--out", str(tmp_path)], capsys).endswith(
+        "is a folder; give the tables' file (.npz)"
+    )
+    (tmp_path / "afile").write_text("kept")
+    assert main(["blueprint", "abstraction", "--out", str(tmp_path / "afile" / "t.npz")]) == 1
+    assert capsys.readouterr().err.endswith(f"{tmp_path / 'afile'} is a file, not a folder\n")

@@ -308,6 +308,14 @@ def _abstraction(args: argparse.Namespace) -> int:
         raise ValueError("--private needs three counts in 1..255 and --clusters one in 1..255")
     if max(private) * args.clusters > 2**31 - 1:
         raise ValueError("too many buckets")
+    out = Path(args.out)
+    if out.is_dir():  # refused now, not after minutes of clustering
+        raise ValueError(f"--out {out}: is a folder; give the tables' file (.npz)")
+    try:
+        make_folder(out.parent)
+    except OSError as exc:
+        print(f"deepstack blueprint abstraction: error: {cannot_write(out, exc)}", file=sys.stderr)
+        return 1
     start = time.perf_counter()
     stats: dict[str, float] = {}
     tables = build_tables(
@@ -320,7 +328,6 @@ def _abstraction(args: argparse.Namespace) -> int:
         public=args.public,
         stats=stats,
     )
-    out = Path(args.out)
     tables.save(out)
     seconds = time.perf_counter() - start
     if is_shipped(out):
