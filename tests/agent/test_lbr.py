@@ -530,6 +530,9 @@ def test_two_runs_on_the_same_deals_compare_hand_for_hand(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert "did not play the same deals" in err and "seed 4" in err and "5" in err
     assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "nothing")]) == 2
+    assert "nothing: no such folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["eval", "lbr-paired", str(tmp_path / "call"), str(tmp_path / "empty")]) == 2
     assert "no run.json" in capsys.readouterr().err
 
 
