@@ -499,7 +499,10 @@ def test_an_output_under_a_file_names_the_file_in_the_way(tmp_path: Path, capsys
     afile.write_text("kept")
     cases = [
         (["match", "leduc", "2", "call", "call", "--log-dir", str(afile / "m")], f"match: error: {afile / 'm'}: "),
-        (["blueprint", "train", "leduc", "10", "--out", str(afile / "bp.npz")], f"blueprint train: error: cannot write to {afile / 'bp.npz'}: "),
+        (
+            ["blueprint", "train", "leduc", "10", "--out", str(afile / "bp.npz")],
+            f"blueprint train: error: cannot write to {afile / 'bp.npz'}: ",
+        ),
         (
             ["generate", "--game", "leduc", "--situations", "2", "--out", str(afile / "g")],
             f"generate: error: cannot write to {afile / 'g'}: ",

@@ -11,7 +11,7 @@ from agent.bots.config import MAX_SEED
 from agent.cli.common import MAX_HIDDEN, MAX_LAYERS, MAX_WORKERS, HelpFormatter, cannot_write, example, path_arg, seed
 from agent.nets.manifest import ModelError
 from agent.solver.resolve import SpotError, pick_device
-from agent.training.campaign import STAGES, CampaignSpec, parse_budget, run_campaign
+from agent.training.campaign import STAGES, CampaignSpec, parse_budget, parse_streets, run_campaign
 
 #: worker k draws with seed * 1000 + k, which must stay a seed (numpy and the held-out checks take 32 bits)
 MAX_CAMPAIGN_SEED = MAX_SEED // 1000 - 1
@@ -32,17 +32,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "campaign",
         help="generate and train the hold'em networks bottom-up (river, turn, flop, auxiliary) within a budget",
-        description="River situations solved exactly, then each street solved to its own end with the network "
-        "just trained below it at the leaves, each stage generating on every worker until its share of the "
-        "budget is used and training on the rest. Writes OUT/<street>/network/<street>.pt with a manifest, "
-        "OUT/report.md and report.json (situations, throughput, validation losses against the shipped networks "
-        "on the same held-out situations, loss curves). Each stage ends at its cumulative share of the budget "
-        "(river 30%, turn 35%, flop 25%, auxiliary 10%) counted from the campaign's start, so an overrun "
-        "shortens the later stages. Running the same command again resumes: the finished stages are skipped, the "
-        "data of the others resumed, and the seconds the earlier runs used (OUT/campaign.json, elapsed_s) count "
-        "against --budget, so a resumed run has what was left (a larger --budget gives it more); other settings "
-        "than --budget are refused. 'deepstack promote' puts a network into models/ where it beats the shipped "
-        "one on held-out situations.",
+        description="River situations solved exactly, then each street solved to its own end with the network just "
+        "trained below it at the leaves, each stage generating on every worker until its share of the budget "
+        "is used and training on the rest. Writes OUT/<street>/network/<street>.pt with a manifest, "
+        "OUT/report.md and report.json (situations, throughput, validation losses against the shipped "
+        "networks on the same held-out situations, loss curves). Each stage ends at its cumulative share of "
+        "the budget (river 30%, turn 35%, flop 25%, auxiliary 10%; of the stages run, with --streets) counted"
+        " from the campaign's start, so an overrun shortens the later stages. Running the same command again "
+        "resumes: the finished stages are skipped, the data of the others resumed, and the seconds the "
+        "earlier runs used (OUT/campaign.json, elapsed_s) count against --budget, so a resumed run has what "
+        "was left (a larger --budget gives it more); other settings than --budget are refused. 'deepstack "
+        "promote' puts a network into models/ where it beats the shipped one on held-out situations.",
         epilog=example("deepstack campaign --budget 9m --out runs/campaign", "a GPU window: all cores and the GPU"),
         formatter_class=HelpFormatter,
     )
@@ -87,6 +87,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="fine-tune the shipped network of each street (its shape; --hidden and --layers unused) instead of "
         "training from scratch (default: from scratch)",
     )
+    p.add_argument(
+        "--streets",
+        default=",".join(STAGES),
+        metavar="STREET,...",
+        help="the stages to run, sharing the budget; a stage whose street below is not run has the shipped network of "
+        f"that street at its leaves (e.g. turn,flop: the shipped river network under the turn; default {','.join(STAGES)})",
+    )
     p.add_argument("--hidden", type=int, default=256, help="units per hidden layer of every network (default 256)")
     p.add_argument("--layers", type=int, default=4, help="hidden layers of every network (default 4)")
     p.set_defaults(func=run)
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         budget = parse_budget(args.budget)
         iterations = _iterations(args.iterations)
+        streets = parse_streets(args.streets)
         device = pick_device(args.device).type
     except (ValueError, SpotError) as exc:
         print(f"deepstack campaign: error: {exc}", file=sys.stderr)
@@ -137,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         hidden=args.hidden,
         from_shipped=args.from_shipped,
         layers=args.layers,
+        streets=streets,
     )
     try:
         report = run_campaign(spec)

@@ -91,6 +91,32 @@ class CampaignSpec:
     #: each network starts from the shipped one of its street (and takes its shape): a short window
     #: then adds its data to what the shipped network learned instead of starting over
     from_shipped: bool = False
+    #: the stages run, in STAGES order; a stage whose street below is not run has the shipped network
+    #: of that street at its leaves, and the budget is shared among the stages run. A GPU window spent
+    #: on the river fine-tuned it one epoch (docs/gpu.md, third window): its time is better spent above
+    streets: tuple[str, ...] = STAGES
+
+
+def parse_streets(text: str) -> tuple[str, ...]:
+    """``turn,flop`` -> the stages named, in the order the chain builds them; an unknown, repeated or
+    missing name is refused."""
+    names = [name.strip() for name in text.split(",")]
+    unknown = [name for name in names if name not in STAGES]
+    if unknown or not names or len(set(names)) != len(names):
+        raise ValueError(f"--streets {text!r}: give one or more of {', '.join(STAGES)}, each once, separated by commas")
+    return tuple(street for street in STAGES if street in names)
+
+
+def leaves_below(spec: CampaignSpec, street: str) -> str | None:
+    """The network at the leaves of ``street``'s solves, absolute: the one the campaign's stage below
+    wrote (found in --out: the folder may have moved), or the shipped one where that stage is not run;
+    None for the river (solved to the end of the game)."""
+    below = NEXT_STREET.get(street)
+    if below is None:
+        return None
+    if below in spec.streets:
+        return str(_network_path(spec.out, below))
+    return str(checked_file(SHIPPED[below])[0].resolve())
 
 
 def parse_budget(text: str) -> float:
@@ -252,10 +278,12 @@ def check_same_campaign(out: Path, state: dict[str, Any], spec: CampaignSpec) ->
         )
 
 
-def stage_deadline(budget_s: float, street: str) -> float:
+def stage_deadline(budget_s: float, street: str, streets: tuple[str, ...] = STAGES) -> float:
     """Seconds into the campaign at which ``street``'s stage ends: the budget times the shares of the
-    stages up to it, so that a stage that overran shortens the ones after it instead of adding up."""
-    return budget_s * sum(SHARES[s] for s in STAGES[: STAGES.index(street) + 1])
+    stages run up to it (over the shares of all the stages run), so that a stage that overran
+    shortens the ones after it instead of adding up."""
+    run = [s for s in STAGES if s in streets]
+    return budget_s * sum(SHARES[s] for s in run[: run.index(street) + 1]) / sum(SHARES[s] for s in run)
 
 
 def worker_seeds(seed: int, workers: int, avoid: set[int]) -> list[int]:
@@ -293,10 +321,11 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
     game = load_game("hunl")
     elapsed_before = float(state.get("elapsed_s", 0.0))
     origin = start - elapsed_before  # the campaign's start, as if every run had been one
-    for street in STAGES:  # a manifest the networks could not be entered in: refused before the first stage's data
-        if street not in stages:
+    for street in spec.streets:  # a manifest the networks could not be entered in, or shipped leaves missing:
+        if street not in stages:  # refused before the first stage's data
             check_registrable(_network_path(out, street), street)
-    if any(street not in stages for street in STAGES):
+            leaves_below(spec, street)
+    if any(street not in stages for street in spec.streets):
         state["spec"] = spec_record(spec)
         write_json(state_path, state)
         try:
@@ -311,6 +340,7 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         "workers": spec.workers,
         "device": spec.device,
         "cpus": os.cpu_count(),
+        "streets": list(spec.streets),
         "stages": stages,
     }
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
@@ -324,15 +354,13 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
     state_path = out / "campaign.json"
     stages = state["stages"]
     ctx = get_context("spawn")  # the workers start clean: no threads or CUDA state inherited
-    for street in STAGES:
+    for street in spec.streets:
         if street in stages:
             continue
-        stage_end = origin + stage_deadline(spec.budget_s, street)
+        stage_end = origin + stage_deadline(spec.budget_s, street, spec.streets)
         # what is left of the stage's time (nothing, after an overrun: one shard per worker, one epoch)
         gen_deadline = time.time() + GENERATE_FRACTION * max(0.0, stage_end - time.time())
-        next_net = None
-        if street in NEXT_STREET:  # the file the stage before wrote, found in --out (the folder may have moved)
-            next_net = str(_network_path(out, NEXT_STREET[street]))
+        next_net = leaves_below(spec, street)
         gspec = GenerateSpec(
             game="hunl",
             round=STREET_ROUND[street],
@@ -495,6 +523,9 @@ def report_markdown(report: dict[str, Any]) -> str:
                 else f" (member {member} of that averaged network: the mean of networks has no weights of one)"
             )
             lines.append(f"- {street}: fine-tuned from {s['initialized_from']}{of}.")
+        below = NEXT_STREET.get(street)
+        if s.get("leaves") and below not in report["stages"]:
+            lines.append(f"- {street}: the shipped {below} network at the leaves ({s['leaves']}).")
         if s.get("gpu_situations") is not None:
             lines.append(f"- {street}: {s['gpu_situations']} of the {s['situations']} situations solved on the GPU.")
         lines += [f"- {street}: {error}" for error in s.get("worker_errors", [])]

@@ -1367,6 +1367,42 @@ def test_campaign_from_shipped_starts_each_network_from_the_shipped_one() -> Non
     assert stage_network(tuned, "river")[:2] == (256, 4) and stage_network(tuned, "turn")[:2] == (500, 7)
 
 
+def test_a_campaign_of_chosen_streets_puts_the_shipped_network_below_at_the_leaves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--streets turn``: only the turn stage, its solves ending at the shipped river network, the whole
+    budget its own; the streets are a setting of the campaign (a resume with others is refused); an
+    unknown or repeated street is one line naming the option."""
+    from agent.cli.main import main
+    from agent.nets.manifest import checked_file
+    from agent.training.campaign import SHIPPED, CampaignSpec, leaves_below, parse_streets, stage_deadline
+
+    assert parse_streets("flop, turn") == ("turn", "flop")
+    assert stage_deadline(120.0, "turn", ("turn", "flop")) == pytest.approx(120.0 * 0.35 / 0.6)
+    assert stage_deadline(120.0, "flop", ("turn", "flop")) == pytest.approx(120.0)
+    spec = CampaignSpec(budget_s=1, out=tmp_path, streets=("flop",))
+    assert leaves_below(spec, "flop") == str(checked_file(SHIPPED["turn"])[0].resolve())
+    assert leaves_below(spec, "river") is None
+    assert leaves_below(CampaignSpec(budget_s=1, out=tmp_path), "flop") == str((tmp_path / "turn/network/turn.pt").resolve())
+
+    out = tmp_path / "turn-only"
+    args = ["campaign", "--budget", "5s", "--out", str(out), "--workers", "1", "--streets", "turn", "--iterations", "turn=3"]
+    args += ["--hidden", "32", "--layers", "2"]
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert list(report["stages"]) == ["turn"] and report["streets"] == ["turn"]
+    assert report["stages"]["turn"]["leaves"] == str(checked_file(SHIPPED["river"])[0].resolve())
+    assert checked_file(report["stages"]["turn"]["network"])[1]["street"] == "turn"
+    assert "- turn: the shipped river network at the leaves (" in (out / "report.md").read_text()
+    capsys.readouterr()
+    assert main([*args[:-4], "--streets", "turn,flop", "--hidden", "32", "--layers", "2"]) == 2
+    assert "streets ['turn'] -> ['turn', 'flop']" in capsys.readouterr().err
+    for bad in ("turn,turn", "preflop", ""):
+        assert main(["campaign", "--budget", "1m", "--out", str(tmp_path / "x"), "--streets", bad]) == 2
+        assert f"--streets {bad!r}: give one or more of river, turn, flop, preflop-aux" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
 def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
     """Ctrl-C to the campaign's process group while its workers generate: one line, status 130,
     no worker left, and the shards written so far whole (the same command resumes from them)."""
