@@ -600,6 +600,22 @@ def test_aivat_log_names_the_log_and_hand_of_a_bad_line(tmp_path: Path, capsys: 
     assert last.startswith(f"deepstack eval aivat-log: error: {log}: hand 0: ") and "repeated card" in last
 
 
+def test_aivat_log_names_a_no_limit_raise_without_its_amount(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An 'r' with no raise-to amount in a no-limit log ended in "invalid literal for int() with base 10: ''"."""
+    logs = tmp_path / "m"
+    assert main(["match", "hunl", "2", "call", "call", "--log-dir", str(logs)]) == 0
+    [log] = logs.glob("*.log")
+    lines = log.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("STATE:"))
+    fields = lines[first].split(":")
+    fields[2] = "r" + fields[2]
+    lines[first] = ":".join(fields)
+    log.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    last = _refused(["eval", "aivat-log", str(logs), "--player", "call-1"], capsys)
+    assert last.startswith(f"deepstack eval aivat-log: error: {log}: hand 0: ") and "raise without its raise-to amount" in last
+
+
 def test_an_lbr_config_given_is_read_whatever_the_bot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A --config that did not exist ran with --bot call (silently unused); a folder was 'no such config file'."""
     argv = ["eval", "lbr", "--game", "leduc", "--bot", "call", "--hands", "1", "--setting", "fc/fc", "--config"]

@@ -58,6 +58,8 @@ def _tokens(text: str, game: Game) -> list[Action]:
             j = i
             while j < len(text) and text[j].isdigit():
                 j += 1
+            if game.is_nolimit and j == i:  # int('') said "invalid literal for int() with base 10: ''"
+                raise ValueError(f"raise without its raise-to amount in betting {text!r} (a no-limit game)")
             out.append(raise_to(int(text[i:j])) if game.is_nolimit else LIMIT_RAISE)
             i = j
         else:
