@@ -3,6 +3,7 @@ before anything slow runs (no traceback, no endless loop, no file written)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -584,35 +585,34 @@ def test_spots_and_paired_folders_of_the_wrong_kind_are_named(tmp_path: Path, ca
     assert not (tmp_path / "pics.png").exists()
 
 
-def test_aivat_log_names_the_log_and_hand_of_a_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A repeated card or a bad betting string in a dealer log was named by neither file nor hand."""
+def _aivat_log_of_an_edited_first_hand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], match: list[str], field: int, edit: Callable[[str], str]
+) -> tuple[Path, str]:
+    """A match's dealer log with one field of its first STATE line edited, and the last line of the
+    refusal eval aivat-log gives for it (the log's bot named by the match's second argument)."""
     logs = tmp_path / "m"
-    assert main(["match", "leduc", "2", "call", "random", "--log-dir", str(logs)]) == 0
+    assert main(["match", *match, "--log-dir", str(logs)]) == 0
     [log] = logs.glob("*.log")
     lines = log.read_text().splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("STATE:"))
     fields = lines[first].split(":")
-    fields[3] = "Qs|Qs/Qs"
+    fields[field] = edit(fields[field])
     lines[first] = ":".join(fields)
     log.write_text("\n".join(lines) + "\n")
     capsys.readouterr()
-    last = _refused(["eval", "aivat-log", str(logs), "--player", "call"], capsys)
+    player = match[2] if match[2] != match[3] else f"{match[2]}-1"
+    return log, _refused(["eval", "aivat-log", str(logs), "--player", player], capsys)
+
+
+def test_aivat_log_names_the_log_and_hand_of_a_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A repeated card or a bad betting string in a dealer log was named by neither file nor hand."""
+    log, last = _aivat_log_of_an_edited_first_hand(tmp_path, capsys, ["leduc", "2", "call", "random"], 3, lambda _: "Qs|Qs/Qs")
     assert last.startswith(f"deepstack eval aivat-log: error: {log}: hand 0: ") and "repeated card" in last
 
 
 def test_aivat_log_names_a_no_limit_raise_without_its_amount(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An 'r' with no raise-to amount in a no-limit log ended in "invalid literal for int() with base 10: ''"."""
-    logs = tmp_path / "m"
-    assert main(["match", "hunl", "2", "call", "call", "--log-dir", str(logs)]) == 0
-    [log] = logs.glob("*.log")
-    lines = log.read_text().splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("STATE:"))
-    fields = lines[first].split(":")
-    fields[2] = "r" + fields[2]
-    lines[first] = ":".join(fields)
-    log.write_text("\n".join(lines) + "\n")
-    capsys.readouterr()
-    last = _refused(["eval", "aivat-log", str(logs), "--player", "call-1"], capsys)
+    log, last = _aivat_log_of_an_edited_first_hand(tmp_path, capsys, ["hunl", "2", "call", "call"], 2, lambda b: "r" + b)
     assert last.startswith(f"deepstack eval aivat-log: error: {log}: hand 0: ") and "raise without its raise-to amount" in last
 
 
