@@ -53,7 +53,7 @@ say "CUDA tests: exit $? in $((SECONDS - start)) s: $(tail -1 "$OUT/pytest-cuda.
 
 start=$SECONDS
 timeout --kill-after=10 "${CAMPAIGN_LIMIT:-470}" $PY -m agent.cli.main campaign --budget "$BUDGET" --out "$RUN" \
-    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${GPU_WORKERS:+--gpu-workers $GPU_WORKERS} ${FROM_SHIPPED:+--from-shipped} ${ITERATIONS:+--iterations $ITERATIONS} ${STREETS:+--streets $STREETS} >"$OUT/campaign.log" 2>&1
+    --device "$DEVICE" --seed "${SEED:-11}" ${WORKERS:+--workers $WORKERS} ${GPU_WORKERS:+--gpu-workers $GPU_WORKERS} ${FROM_SHIPPED:+--from-shipped} ${ITERATIONS:+--iterations $ITERATIONS} ${STREETS:+--streets "$STREETS"} >"$OUT/campaign.log" 2>&1
 say "campaign: exit $? in $((SECONDS - start)) s"
 [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 

@@ -10,7 +10,6 @@ cards, and its interval is much narrower than either run's. This is how a settin
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -110,8 +109,6 @@ def _what(run: dict) -> str:
 
 
 def _est(d: dict) -> str:
-    if not math.isfinite(d["ci95"]):  # one hand in both runs: no interval
-        return f"{d['mean']:+.0f} (no interval from {d['n']} hand)"
     return f"{d['mean']:+.0f} ± {d['ci95']:.0f}"
 
 

@@ -47,7 +47,7 @@ class Estimate:
     def __str__(self) -> str:
         """``+12.3 ± 4.5 mbb/g (95% CI)``: the ± is the half-width of the 95% confidence interval; over
         fewer than two values there is none, and the text says so instead of printing ``± inf``."""
-        if not math.isfinite(self.ci95):
+        if self.n < 2:
             return f"{self.mean:+.1f} {self.unit} (no confidence interval from {self.n} value{'' if self.n == 1 else 's'})"
         return f"{self.mean:+.1f} ± {self.ci95:.1f} {self.unit} (95% CI)"
 

@@ -96,6 +96,10 @@ class CampaignSpec:
     #: on the river fine-tuned it one epoch (docs/gpu.md, third window): its time is better spent above
     streets: tuple[str, ...] = STAGES
 
+    def __post_init__(self) -> None:
+        if not self.streets or tuple(s for s in STAGES if s in self.streets) != tuple(self.streets):
+            raise ValueError(f"streets {self.streets!r}: one or more of {', '.join(STAGES)}, each once, in that order")
+
 
 def parse_streets(text: str) -> tuple[str, ...]:
     """``turn,flop`` -> the stages named, in the order the chain builds them; an unknown, repeated or
@@ -116,7 +120,12 @@ def leaves_below(spec: CampaignSpec, street: str) -> str | None:
         return None
     if below in spec.streets:
         return str(_network_path(spec.out, below))
-    return str(checked_file(SHIPPED[below])[0].resolve())
+    try:
+        return str(checked_file(SHIPPED[below])[0].resolve())
+    except ModelError as exc:
+        raise ModelError(
+            f"the {street} stage's leaves, the shipped {below} network: {exc} (or add {below} to --streets to train it here)"
+        ) from None
 
 
 def parse_budget(text: str) -> float:
@@ -269,6 +278,7 @@ def check_same_campaign(out: Path, state: dict[str, Any], spec: CampaignSpec) ->
     old = state.get("spec")
     if not isinstance(old, dict):
         return
+    old = {"streets": list(STAGES), **old}  # recorded before --streets: every stage was run
     new = spec_record(spec)
     differ = [f"{k} {old[k]!r} -> {new[k]!r}" for k in new if k not in RESUMABLE and k in old and old[k] != new[k]]
     if differ:
@@ -313,7 +323,6 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
     campaign's start (:func:`stage_deadline`), however many runs it took."""
     start = time.time()
     out = spec.out
-    out.mkdir(parents=True, exist_ok=True)
     state_path = out / "campaign.json"
     state = load_state(state_path)
     check_same_campaign(out, state, spec)
@@ -322,9 +331,10 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
     elapsed_before = float(state.get("elapsed_s", 0.0))
     origin = start - elapsed_before  # the campaign's start, as if every run had been one
     for street in spec.streets:  # a manifest the networks could not be entered in, or shipped leaves missing:
-        if street not in stages:  # refused before the first stage's data
+        if street not in stages:  # refused before the first stage's data (and before OUT is made)
             check_registrable(_network_path(out, street), street)
             leaves_below(spec, street)
+    out.mkdir(parents=True, exist_ok=True)
     if any(street not in stages for street in spec.streets):
         state["spec"] = spec_record(spec)
         write_json(state_path, state)

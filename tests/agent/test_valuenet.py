@@ -1375,7 +1375,16 @@ def test_a_campaign_of_chosen_streets_puts_the_shipped_network_below_at_the_leav
     unknown or repeated street is one line naming the option."""
     from agent.cli.main import main
     from agent.nets.manifest import checked_file
-    from agent.training.campaign import SHIPPED, CampaignSpec, leaves_below, parse_streets, stage_deadline
+    from agent.training.campaign import (
+        SHIPPED,
+        CampaignSpec,
+        check_same_campaign,
+        leaves_below,
+        parse_streets,
+        report_markdown,
+        spec_record,
+        stage_deadline,
+    )
 
     assert parse_streets("flop, turn") == ("turn", "flop")
     assert stage_deadline(120.0, "turn", ("turn", "flop")) == pytest.approx(120.0 * 0.35 / 0.6)
@@ -1384,6 +1393,21 @@ def test_a_campaign_of_chosen_streets_puts_the_shipped_network_below_at_the_leav
     assert leaves_below(spec, "flop") == str(checked_file(SHIPPED["turn"])[0].resolve())
     assert leaves_below(spec, "river") is None
     assert leaves_below(CampaignSpec(budget_s=1, out=tmp_path), "flop") == str((tmp_path / "turn/network/turn.pt").resolve())
+    with pytest.raises(ValueError, match="in that order"):
+        CampaignSpec(budget_s=1, out=tmp_path, streets=("flop", "turn"))
+    # a record written before --streets ran every stage: resuming it with fewer is refused
+    old = {k: v for k, v in spec_record(CampaignSpec(budget_s=1, out=tmp_path)).items() if k != "streets"}
+    with pytest.raises(ValueError, match=r"streets \['river', 'turn', 'flop', 'preflop-aux'\] -> \['turn'\]"):
+        check_same_campaign(tmp_path, {"stages": {}, "spec": old}, CampaignSpec(budget_s=1, out=tmp_path, streets=("turn",)))
+    check_same_campaign(tmp_path, {"stages": {}, "spec": old}, CampaignSpec(budget_s=1, out=tmp_path))
+    # only the lowest stage run has the shipped network below it
+    stage = {"situations": 2, "solved_per_s": 1.0, "epochs": 1, "validation_loss": 0.1, "held_out": 1}
+    stage |= {"shipped_validation_loss": None, "beats_shipped": None, "leaves": "L"}
+    report = {"budget_s": 9, "seconds": 9, "workers": 1, "device": "cpu", "cpus": 2, "stages": {}}
+    for street in ("turn", "flop"):
+        report["stages"][street] = {**stage, "loss_curve": f"/o/{street}/network/{street}.loss.png"}
+    text = report_markdown(report)
+    assert "- turn: the shipped river network at the leaves (L)." in text and "- flop: the shipped" not in text
 
     out = tmp_path / "turn-only"
     args = ["campaign", "--budget", "5s", "--out", str(out), "--workers", "1", "--streets", "turn", "--iterations", "turn=3"]
@@ -1401,6 +1425,21 @@ def test_a_campaign_of_chosen_streets_puts_the_shipped_network_below_at_the_leav
         assert main(["campaign", "--budget", "1m", "--out", str(tmp_path / "x"), "--streets", bad]) == 2
         assert f"--streets {bad!r}: give one or more of river, turn, flop, preflop-aux" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_campaign_whose_shipped_leaves_are_missing_is_refused_before_any_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import agent.training.campaign as campaign
+    from agent.cli.main import main
+
+    monkeypatch.setitem(campaign.SHIPPED, "river", str(tmp_path / "gone.pt"))
+    out = tmp_path / "c"
+    assert main(["campaign", "--budget", "5s", "--out", str(out), "--workers", "1", "--streets", "turn"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deepstack campaign: error: the turn stage's leaves, the shipped river network: ")
+    assert "gone.pt: model file is missing" in err and "(or add river to --streets to train it here)" in err
+    assert not out.exists()
 
 
 def test_ctrl_c_stops_a_campaign_and_keeps_its_shards(tmp_path: Path) -> None:
