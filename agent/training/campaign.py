@@ -106,7 +106,7 @@ def parse_streets(text: str) -> tuple[str, ...]:
     missing name is refused."""
     names = [name.strip() for name in text.split(",")]
     unknown = [name for name in names if name not in STAGES]
-    if unknown or not names or len(set(names)) != len(names):
+    if unknown or len(set(names)) != len(names):  # '' splits to [''], an unknown name
         raise ValueError(f"--streets {text!r}: give one or more of {', '.join(STAGES)}, each once, separated by commas")
     return tuple(street for street in STAGES if street in names)
 
