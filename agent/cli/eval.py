@@ -21,7 +21,7 @@ from agent.nets.manifest import ModelError
 from agent.resolving.continual import ContinualResolver
 from agent.solver.handspace import HandSpace
 from agent.solver.tree import FCPA
-from agent.training.heldout import score_networks
+from agent.training.heldout import pot_bands, score_networks
 from agent.training.promote import held_out_warnings, record_check
 from protocol.gamedef import GameDefError, load_game
 
@@ -227,6 +227,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "'checks', with the test folders' commands and the network that made their targets: how a kept network shows "
         "it fits a regenerated street below it (default: print only)",
     )
+    q.add_argument(
+        "--pot-bands",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also each network's loss in N pot bands holding about as many situations each (a network's loss is "
+        "mostly a few small pots': where did a candidate gain?) (default 0: none)",
+    )
     q.set_defaults(func=run_nets_cli)
     q = evsub.add_parser(
         "plot",
@@ -293,6 +301,9 @@ def run_clock_cli(args: argparse.Namespace) -> int:
 def run_nets_cli(args: argparse.Namespace) -> int:
     """Run ``deepstack eval nets``: each network's Huber loss on the same situations, and its paired difference from
     the first network's; a score on a network's own training data is printed with a warning."""
+    if not 0 <= args.pot_bands <= 100:
+        print(f"deepstack eval nets: error: --pot-bands {args.pot_bands}: from 0 (none) to 100", file=sys.stderr)
+        return 2
     try:
         game = load_game(args.game)
         scores = score_networks(args.nets, [Path(d) for d in args.data], float(sum(game.stack)), args.game)
@@ -305,6 +316,7 @@ def run_nets_cli(args: argparse.Namespace) -> int:
         print(f"deepstack eval nets: error: {exc}", file=sys.stderr)
         return 2
     reference = scores[0]
+    edges = pot_bands(reference.pots, args.pot_bands) if args.pot_bands and len(reference.pots) else None
     rows = []
     for score in scores:
         row = {
@@ -314,6 +326,11 @@ def run_nets_cli(args: argparse.Namespace) -> int:
             "median": score.median,
             "abstraction": list(score.abstraction),
         }
+        if edges is not None:
+            row["by_pot"] = [
+                {"pots": [lo, hi], "situations": count, "loss": loss}
+                for lo, hi, (count, loss) in zip(edges[:-1], edges[1:], score.by_pot(edges))
+            ]
         if score is not reference:
             if score.abstraction != reference.abstraction:
                 row["note"] = "other buckets than the first network: a loss of other targets"
@@ -332,6 +349,12 @@ def run_nets_cli(args: argparse.Namespace) -> int:
         if "note" in row:
             line += f" [{row['note']}]"
         print(line)
+        if "by_pot" in row:
+            bands = (
+                f"{band['pots'][0]:.0f}-{band['pots'][1]:.0f}: " + ("-" if band["loss"] is None else f"{band['loss']:.5f}")
+                for band in row["by_pot"]
+            )
+            print(f"  by pot (chips): {', '.join(bands)}")
     return 0
 
 

@@ -23,6 +23,7 @@ from agent.cli.common import (
 )
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, check_registrable
+from agent.nets.valuenet import POT_FEATURES
 from agent.solver.handspace import HandSpace
 from agent.training.streets import STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, train
@@ -91,6 +92,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--hidden", type=int, default=500, help="units per hidden layer")
     p.add_argument("--layers", type=int, default=7, help="hidden layers")
+    p.add_argument(
+        "--pot",
+        choices=list(POT_FEATURES),
+        default="linear",
+        help="how the network sees the pot: linear (the fraction of the stacks, as every shipped network) or log "
+        "(also its logarithm: small pots, whose deep trees make most of the loss, told apart) (default linear)",
+    )
     p.add_argument("--seed", type=seed, default=0, help="seed of the validation split, the initial weights and the batch order")
     p.add_argument(
         "--street",
@@ -140,6 +148,7 @@ def _run_train(args: argparse.Namespace) -> int:
         seed=args.seed,
         schedule=args.schedule,
         weight_decay=args.weight_decay,
+        pot=args.pot,
     )
     try:
         made = make_folder(args.out)

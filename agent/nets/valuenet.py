@@ -16,6 +16,12 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+#: the pot features a network's body can see (:attr:`NetSpec.pot`)
+POT_FEATURES = ("linear", "log")
+
+#: the smallest pot fraction the "log" feature distinguishes (a pot can never be 0; this only keeps log finite)
+_LOG_POT_FLOOR = 1e-6
+
 
 @dataclass(frozen=True)
 class NetSpec:
@@ -26,6 +32,13 @@ class NetSpec:
     extra: int = 0
     hidden: int = 500
     layers: int = 7
+    #: how the body sees the pot: "linear" (the input as it is) or "log" (also its logarithm, so that the
+    #: small pots, whose deep trees make most of the loss, are not squeezed into the first percent of the input)
+    pot: str = "linear"
+
+    def __post_init__(self) -> None:
+        if self.pot not in POT_FEATURES:
+            raise ValueError(f"pot feature {self.pot!r} is not one of {', '.join(POT_FEATURES)}")
 
     @property
     def inputs(self) -> int:
@@ -33,13 +46,22 @@ class NetSpec:
         return 1 + 2 * self.buckets + self.extra
 
     @property
+    def body_inputs(self) -> int:
+        """Width of the first layer's input: the row, and the pot's logarithm after it where ``pot`` is "log"."""
+        return self.inputs + (1 if self.pot == "log" else 0)
+
+    @property
     def outputs(self) -> int:
         """Width of an output row: both players' B bucket values."""
         return 2 * self.buckets
 
-    def to_dict(self) -> dict[str, int]:
-        """The manifest's (and a checkpoint's) ``net`` entry: compared as a whole to refuse weights of another shape."""
-        return asdict(self)
+    def to_dict(self) -> dict[str, int | str]:
+        """The manifest's (and a checkpoint's) ``net`` entry: compared as a whole to refuse weights of another shape.
+        ``pot`` only where it is not "linear", so that the entries written before it existed still compare equal."""
+        out: dict[str, int | str] = asdict(self)
+        if self.pot == "linear":
+            del out["pot"]
+        return out
 
 
 class ValueNet(nn.Module):
@@ -48,8 +70,10 @@ class ValueNet(nn.Module):
     def __init__(self, spec: NetSpec) -> None:
         super().__init__()
         self.buckets = spec.buckets
+        self.log_pot = spec.pot == "log"
+        self.log_floor = _LOG_POT_FLOOR
         layers: list[nn.Module] = []
-        width = spec.inputs
+        width = spec.body_inputs
         for _ in range(spec.layers):
             layers += [nn.Linear(width, spec.hidden), nn.PReLU()]
             width = spec.hidden
@@ -60,7 +84,10 @@ class ValueNet(nn.Module):
         """The body's values, less half their range-weighted sum: with each range summing to 1 the two
         players' values cancel, as DeepStack's zero-sum output layer does."""
         b = self.buckets
-        raw = self.body(x)
+        if self.log_pot:
+            raw = self.body(torch.cat([x, torch.log(x[:, :1].clamp_min(self.log_floor))], dim=1))
+        else:
+            raw = self.body(x)
         ranges = x[:, 1 : 1 + 2 * b]
         value = (ranges * raw).sum(dim=1, keepdim=True)  # sum of both players' range-weighted values
         return raw - 0.5 * value

@@ -35,6 +35,21 @@ class HeldOutScore:
     per_situation: np.ndarray
     #: the abstraction its inputs and targets are in (street, buckets file or river steps)
     abstraction: tuple
+    #: each situation's pot in chips and its count of unmasked outputs (its weight in the pooled loss)
+    pots: np.ndarray
+    weights: np.ndarray
+
+    def by_pot(self, edges: Sequence[float]) -> list[tuple[int, float | None]]:
+        """``(situations, pooled loss)`` in each pot band ``[edges[i], edges[i + 1])`` (the last band closed;
+        None where a band holds none): most of a hold'em network's loss is a few small pots, whose deep trees
+        its values must foresee, and the pooled number hides where a network gained."""
+        out: list[tuple[int, float | None]] = []
+        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+            last = i == len(edges) - 2
+            inside = (self.pots >= lo) & ((self.pots <= hi) if last else (self.pots < hi))
+            w = self.weights[inside]
+            out.append((int(inside.sum()), float((self.per_situation[inside] * w).sum() / w.sum()) if w.sum() > 0 else None))
+        return out
 
     def paired_difference(self, other: HeldOutScore) -> tuple[float, float]:
         """Mean per-situation loss of ``self`` minus ``other`` and the half-width of its 95%
@@ -78,6 +93,16 @@ def score_networks(
             pooled = float(masked_huber(pred, Y, M))
             rows = torch.nn.functional.huber_loss(pred * M, Y * M, reduction="none", delta=1.0).sum(dim=1)
             per = (rows / M.sum(dim=1).clamp(min=1.0)).numpy()
-        per = per[M.sum(dim=1).numpy() > 0]  # both-all-in draws have no unmasked output
-        scores.append(HeldOutScore(str(path), pooled, float(np.median(per)), per, key))
+        weights = M.sum(dim=1).numpy()
+        keep = weights > 0  # both-all-in draws have no unmasked output
+        pots = np.round(X[:, 0].numpy().astype(np.float64) * total_stacks)  # whole chips, as dealt
+        scores.append(HeldOutScore(str(path), pooled, float(np.median(per[keep])), per[keep], key, pots[keep], weights[keep]))
     return scores
+
+
+def pot_bands(pots: np.ndarray, count: int = 4) -> list[float]:
+    """Edges of ``count`` pot bands holding about as many situations each (quantiles of ``pots``), rounded to
+    whole chips: one set of bands for every network scored on the same situations."""
+    edges = np.quantile(pots, np.linspace(0.0, 1.0, count + 1))
+    edges[1:-1] = np.round(edges[1:-1])
+    return [float(e) for e in edges]

@@ -45,6 +45,16 @@ class TrainSpec:
     schedule: str = "step"
     #: AdamW's decoupled weight decay; 0 is plain Adam (every network before it was trained so)
     weight_decay: float = 0.0
+    #: the pot feature of the network's body (:attr:`agent.nets.valuenet.NetSpec.pot`)
+    pot: str = "linear"
+
+    def record(self) -> dict:
+        """The spec as a checkpoint records it: ``pot`` only where it is not "linear", so that a checkpoint
+        left before the field existed still resumes."""
+        out = asdict(self)
+        if self.pot == "linear":
+            del out["pot"]
+        return out
 
     def lr_at(self, epoch: int, epochs: int | None = None) -> float:
         """The learning rate of ``epoch`` (0-based); ``epochs``: the run's length when a deadline
@@ -59,7 +69,7 @@ def _checkpoint_changes(ckpt: Any, spec: TrainSpec, net_spec: NetSpec, fingerpri
     if not isinstance(ckpt, dict):
         return "not a checkpoint of deepstack train"
     changes = []
-    for recorded, now in ((ckpt.get("spec"), asdict(spec)), (ckpt.get("net"), net_spec.to_dict())):
+    for recorded, now in ((ckpt.get("spec"), spec.record()), (ckpt.get("net"), net_spec.to_dict())):
         recorded = recorded if isinstance(recorded, dict) else {}
         new = [f"{k} {recorded.get(k)} -> {v}" for k, v in now.items() if recorded.get(k) != v]
         changes += [c for c in new if c not in changes]  # hidden and layers are in both: named once
@@ -167,7 +177,7 @@ def _resume(
         print(f"{ckpt_path}: unreadable checkpoint ({type(exc).__name__}); training from the start", file=sys.stderr)
         return _RunState()
     same = isinstance(ckpt, dict) and (ckpt.get("spec"), ckpt.get("net"), ckpt.get("data")) == (
-        asdict(spec),
+        spec.record(),
         net_spec.to_dict(),
         fingerprint,
     )
@@ -188,7 +198,7 @@ def _save_checkpoint(
     with replacing(path) as tmp:
         torch.save(
             {
-                "spec": asdict(spec),
+                "spec": spec.record(),
                 "net": net_spec.to_dict(),
                 "data": fingerprint,
                 "model": net.state_dict(),
@@ -284,7 +294,7 @@ def train(
     if game is not None:
         check_data_game(data_dirs, game, round_)
     check_registrable(out_dir / f"{model_name}.pt", model_name)  # before the work, not after it
-    net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers)
+    net_spec = NetSpec(buckets=buckets, extra=extra, hidden=spec.hidden, layers=spec.layers, pot=spec.pot)
     x, y, m, groups = _training_rows(data_dirs, encoder, canonical_space, net_spec, progress)
     n = len(x)
     rng = np.random.default_rng(spec.seed)

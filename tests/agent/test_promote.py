@@ -236,3 +236,25 @@ def test_a_network_without_a_street_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match=r"^models/leduc/leduc.pt: not a hold'em network \(its manifest entry names no street\)"):
         score_networks(["models/leduc/leduc.pt"], [tmp_path], 2400.0, "leduc")
+
+
+def test_eval_nets_splits_each_networks_loss_by_pot(river: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``eval nets --pot-bands N``: each network's loss in N bands of the test pots, as many situations each; the
+    bands' counts add up to the situations and one band is the pooled loss itself (the weights are right)."""
+    nets = [str(river / "good" / "good.pt"), str(river / "bad" / "bad.pt")]
+    for bands in (1, 3):
+        assert main(["eval", "nets", *nets, "--data", str(river / "test"), "--json", "--pot-bands", str(bands)]) == 0
+        rows = json.loads(capsys.readouterr().out)["networks"]
+        for row in rows:
+            assert len(row["by_pot"]) == bands and sum(b["situations"] for b in row["by_pot"]) == row["situations"]
+            assert [b["pots"] for b in row["by_pot"]] == [b["pots"] for b in rows[0]["by_pot"]]  # the same bands
+            assert all(lo < hi for lo, hi in (b["pots"] for b in row["by_pot"]))
+            if bands == 1:
+                assert row["by_pot"][0]["loss"] == pytest.approx(row["loss"], rel=1e-5)
+    assert main(["eval", "nets", *nets, "--data", str(river / "test"), "--pot-bands", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and out[1].startswith("  by pot (chips): ") and out[1].count(": ") == 3
+    assert main(["eval", "nets", *nets, "--data", str(river / "test")]) == 0
+    assert "by pot" not in capsys.readouterr().out  # only when asked
+    assert main(["eval", "nets", *nets, "--data", str(river / "test"), "--pot-bands", "101"]) == 2
+    assert capsys.readouterr().err == "deepstack eval nets: error: --pot-bands 101: from 0 (none) to 100\n"

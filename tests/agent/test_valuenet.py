@@ -445,6 +445,38 @@ def test_training_starts_from_another_networks_weights(tmp_path: Path, leduc: Ga
     assert record["sha256"] == load_value_net(tmp_path / "a" / "tiny.pt")[1]["sha256"]
 
 
+def test_a_log_pot_network_sees_the_pots_logarithm_and_its_entry_says_so(tmp_path: Path, leduc: Game) -> None:
+    """--pot log: the body's first layer takes the pot's logarithm after the row (pots of 1% and 4% of the
+    stacks are as far apart as 10% and 40%), the manifest's ``net`` says so, a linear network's entry is
+    what it was before the option (the shipped entries compare equal), and --init across the two is refused."""
+    with pytest.raises(ValueError, match="pot feature 'sqrt' is not one of linear, log"):
+        NetSpec(buckets=3, pot="sqrt")
+    data = tmp_path / "data"
+    generate(GenerateSpec(game="leduc", round=1, situations=32, shard_size=32, seed=1, iterations=30), data, progress=False)
+    space = HandSpace(leduc)
+    kw = {"buckets": space.size, "extra": len(space.deck), "progress": False}
+    linear = TrainSpec(epochs=2, batch_size=8, hidden=16, layers=2)
+    train(data, tmp_path / "lin", spec=linear, model_name="tiny", **kw)
+    train(data, tmp_path / "log", spec=replace(linear, pot="log"), model_name="tiny", **kw)
+    lin_net, lin_entry = load_value_net(tmp_path / "lin" / "tiny.pt")
+    log_net, log_entry = load_value_net(tmp_path / "log" / "tiny.pt")
+    assert lin_entry["net"] == {"buckets": space.size, "extra": len(space.deck), "hidden": 16, "layers": 2}
+    assert log_entry["net"] == {**lin_entry["net"], "pot": "log"}
+    rows = 1 + 2 * space.size + len(space.deck)
+    first = {name: p.shape for name, p in log_net.named_parameters()}["body.0.weight"]
+    assert first == (16, rows + 1) and {n: p.shape for n, p in lin_net.named_parameters()}["body.0.weight"] == (16, rows)
+    # the scripted network computes the feature itself: the callers' rows stay as they were
+    x = torch.rand(4, rows)
+    x[:, 0] = torch.tensor([0.01, 0.04, 0.1, 0.4])
+    with torch.no_grad():
+        raw = log_net.body(torch.cat([x, x[:, :1].log()], dim=1))
+        ranges = x[:, 1 : 1 + 2 * space.size]
+        expected = raw - 0.5 * (ranges * raw).sum(dim=1, keepdim=True)
+        torch.testing.assert_close(log_net(x), expected)
+    with pytest.raises(ValueError, match=r"lin/tiny.pt: --init network is .*'layers': 2}, this run trains .*'pot': 'log'"):
+        train(data, tmp_path / "x", spec=replace(linear, pot="log"), model_name="tiny", init=tmp_path / "lin" / "tiny.pt", **kw)
+
+
 def test_training_resumes_its_own_run_and_restarts_on_other_data(
     tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
 ) -> None:
