@@ -232,7 +232,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="also each network's loss in N pot bands holding about as many situations each (a network's loss is "
+        help="also each network's loss in up to N pot bands holding about as many situations each (equal pots are "
+        "never split; a network's loss is "
         "mostly a few small pots': where did a candidate gain?) (default 0: none)",
     )
     q.set_defaults(func=run_nets_cli)
@@ -312,11 +313,11 @@ def run_nets_cli(args: argparse.Namespace) -> int:
         else:  # scoring a network on its training data is allowed, but said: it is not a held-out score
             for line in held_out_warnings(args.nets, [Path(d) for d in args.data]):
                 print(f"deepstack eval nets: warning: {line}", file=sys.stderr)
+        edges = pot_bands(scores[0].pots, args.pot_bands) if args.pot_bands else None
     except (GameDefError, ModelError, ValueError, FileNotFoundError) as exc:
         print(f"deepstack eval nets: error: {exc}", file=sys.stderr)
         return 2
     reference = scores[0]
-    edges = pot_bands(reference.pots, args.pot_bands) if args.pot_bands and len(reference.pots) else None
     rows = []
     for score in scores:
         row = {

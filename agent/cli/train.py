@@ -96,7 +96,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--pot",
         choices=list(POT_FEATURES),
         default="linear",
-        help="how the network sees the pot: linear (the fraction of the stacks, as every shipped network) or log "
+        help="how the network sees the pot: linear (the pot input alone, as every shipped network) or log "
         "(also its logarithm: small pots, whose deep trees make most of the loss, told apart) (default linear)",
     )
     p.add_argument("--seed", type=seed, default=0, help="seed of the validation split, the initial weights and the batch order")

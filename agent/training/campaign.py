@@ -187,16 +187,16 @@ def _failures(jobs: list[Future], devices: list[str]) -> list[str]:
     return lines
 
 
-def stage_network(spec: CampaignSpec, street: str) -> tuple[int, int, Path | None]:
-    """``(hidden, layers, init)`` of ``street``'s network: the campaign's shape from scratch, or
-    with ``from_shipped`` the shipped network's shape and file to start from."""
+def stage_network(spec: CampaignSpec, street: str) -> tuple[dict[str, int | str], Path | None]:
+    """``(shape, init)`` of ``street``'s network, ``shape`` as :class:`TrainSpec` takes it (hidden, layers, pot):
+    the campaign's shape from scratch, or with ``from_shipped`` the shipped network's shape and file to start from."""
     if not spec.from_shipped:
-        return spec.hidden, spec.layers, None
+        return {"hidden": spec.hidden, "layers": spec.layers, "pot": "linear"}, None
     path, entry = checked_file(SHIPPED[street])
     net = entry.get("net") or {}
     if "hidden" not in net or "layers" not in net:
         raise ModelError(f"{path}: its manifest entry gives no network shape (net.hidden, net.layers)")
-    return int(net["hidden"]), int(net["layers"]), path
+    return {"hidden": int(net["hidden"]), "layers": int(net["layers"]), "pot": str(net.get("pot", "linear"))}, path
 
 
 def _held_out_loss(net_path: str | Path, folders: list[Path], encoder: SituationEncoder, train_spec: TrainSpec) -> float | None:
@@ -433,8 +433,8 @@ def _run_stages(spec: CampaignSpec, state: dict[str, Any], origin: float, game: 
         folders = [f for f in folders if f.exists() and shard_files(f)]
         table, _, extra_manifest = street_abstraction(street, spec.river_buckets)
         encoder = SituationEncoder(table, float(sum(game.stack)))
-        hidden, layers, init = stage_network(spec, street)
-        tspec = TrainSpec(epochs=spec.max_epochs, hidden=hidden, layers=layers, schedule="cosine")
+        shape, init = stage_network(spec, street)
+        tspec = TrainSpec(epochs=spec.max_epochs, schedule="cosine", **shape)
         net_dir = out / street / "network"
         # scored before training, inside the stage's time: training then gets what is left of it
         shipped = _held_out_loss(SHIPPED[street], folders, encoder, tspec)

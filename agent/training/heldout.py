@@ -101,8 +101,12 @@ def score_networks(
 
 
 def pot_bands(pots: np.ndarray, count: int = 4) -> list[float]:
-    """Edges of ``count`` pot bands holding about as many situations each (quantiles of ``pots``), rounded to
-    whole chips: one set of bands for every network scored on the same situations."""
-    edges = np.quantile(pots, np.linspace(0.0, 1.0, count + 1))
-    edges[1:-1] = np.round(edges[1:-1])
+    """Edges of up to ``count`` pot bands holding about as many situations each (quantiles of ``pots``, rounded
+    to whole chips): one set of bands for every network scored on the same situations. Equal pots are never
+    split, so where many tie (the all-in pots of no-limit data, a sixth of them) there are fewer bands."""
+    if len(pots) == 0:
+        raise ValueError("no situation with a value to put in pot bands (the test folders hold none)")
+    edges = np.unique(np.round(np.quantile(pots, np.linspace(0.0, 1.0, count + 1))))
+    if len(edges) == 1:  # every pot the same: one band of that pot
+        edges = np.repeat(edges, 2)
     return [float(e) for e in edges]

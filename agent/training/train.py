@@ -69,8 +69,9 @@ def _checkpoint_changes(ckpt: Any, spec: TrainSpec, net_spec: NetSpec, fingerpri
     if not isinstance(ckpt, dict):
         return "not a checkpoint of deepstack train"
     changes = []
-    for recorded, now in ((ckpt.get("spec"), spec.record()), (ckpt.get("net"), net_spec.to_dict())):
-        recorded = recorded if isinstance(recorded, dict) else {}
+    for recorded, now in ((ckpt.get("spec"), asdict(spec)), (ckpt.get("net"), {**net_spec.to_dict(), "pot": net_spec.pot})):
+        # a record without "pot" is a linear run's (or one from before the field)
+        recorded = {"pot": "linear", **recorded} if isinstance(recorded, dict) else {}
         new = [f"{k} {recorded.get(k)} -> {v}" for k, v in now.items() if recorded.get(k) != v]
         changes += [c for c in new if c not in changes]  # hidden and layers are in both: named once
     if ckpt.get("data") != fingerprint:

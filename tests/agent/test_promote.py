@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.cli.main import main
@@ -258,3 +259,24 @@ def test_eval_nets_splits_each_networks_loss_by_pot(river: Path, capsys: pytest.
     assert "by pot" not in capsys.readouterr().out  # only when asked
     assert main(["eval", "nets", *nets, "--data", str(river / "test"), "--pot-bands", "101"]) == 2
     assert capsys.readouterr().err == "deepstack eval nets: error: --pot-bands 101: from 0 (none) to 100\n"
+    # the bands recombine into the pooled loss, lower bands hold lower pots, and equal pots are never split
+    from agent.training.heldout import pot_bands, score_networks
+
+    (score,) = score_networks(nets[:1], [river / "test"], 40000.0, "hunl")
+    edges = pot_bands(score.pots, 3)
+    bands = score.by_pot(edges)
+    weights = [
+        score.weights[(score.pots >= lo) & ((score.pots < hi) | (hi == edges[-1]))].sum() for lo, hi in zip(edges, edges[1:])
+    ]
+    pooled = sum(loss * w for (_, loss), w in zip(bands, weights)) / sum(weights)
+    assert pooled == pytest.approx(score.loss, rel=1e-5) and sum(n for n, _ in bands) == len(score.pots)
+    ties = np.array([200.0] * 3 + [1000.0, 3000.0] + [40000.0] * 10)
+    tied = pot_bands(ties, 8)
+    assert tied == sorted(set(tied)) and len(tied) < 9  # fewer bands, none empty, none of a pot twice
+    from dataclasses import replace as with_
+
+    counts = [n for n, _ in with_(score, pots=ties, weights=np.ones(15), per_situation=np.ones(15)).by_pot(tied)]
+    assert sum(counts) == 15 and all(counts)
+    assert pot_bands(np.array([500.0, 500.0]), 4) == [500.0, 500.0]
+    with pytest.raises(ValueError, match="no situation with a value"):
+        pot_bands(np.array([]), 4)

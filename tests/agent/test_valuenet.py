@@ -445,7 +445,9 @@ def test_training_starts_from_another_networks_weights(tmp_path: Path, leduc: Ga
     assert record["sha256"] == load_value_net(tmp_path / "a" / "tiny.pt")[1]["sha256"]
 
 
-def test_a_log_pot_network_sees_the_pots_logarithm_and_its_entry_says_so(tmp_path: Path, leduc: Game) -> None:
+def test_a_log_pot_network_sees_the_pots_logarithm_and_its_entry_says_so(
+    tmp_path: Path, leduc: Game, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--pot log: the body's first layer takes the pot's logarithm after the row (pots of 1% and 4% of the
     stacks are as far apart as 10% and 40%), the manifest's ``net`` says so, a linear network's entry is
     what it was before the option (the shipped entries compare equal), and --init across the two is refused."""
@@ -475,6 +477,14 @@ def test_a_log_pot_network_sees_the_pots_logarithm_and_its_entry_says_so(tmp_pat
         torch.testing.assert_close(log_net(x), expected)
     with pytest.raises(ValueError, match=r"lin/tiny.pt: --init network is .*'layers': 2}, this run trains .*'pot': 'log'"):
         train(data, tmp_path / "x", spec=replace(linear, pot="log"), model_name="tiny", init=tmp_path / "lin" / "tiny.pt", **kw)
+    # a linear run's checkpoint is written as before the option (so one from before it resumes); a log run's
+    # checkpoint left in the way of a linear run is named for what differs
+    lin_ckpt, log_ckpt = (torch.load(tmp_path / d / "tiny.ckpt", weights_only=False) for d in ("lin", "log"))
+    assert "pot" not in lin_ckpt["spec"] and "pot" not in lin_ckpt["net"] and log_ckpt["net"]["pot"] == "log"
+    capsys.readouterr()
+    train(data, tmp_path / "log", spec=linear, model_name="tiny", **kw)
+    assert "(pot log -> linear); training from the start" in capsys.readouterr().err
+    assert "pot" not in load_value_net(tmp_path / "log" / "tiny.pt")[1]["net"]
 
 
 def test_training_resumes_its_own_run_and_restarts_on_other_data(
@@ -1384,19 +1394,32 @@ def test_a_campaign_worker_makes_its_least_shards_and_no_more_once_its_time_is_s
     assert len(shard_files(tmp_path / "slow")) == 1
 
 
-def test_campaign_from_shipped_starts_each_network_from_the_shipped_one() -> None:
+def test_campaign_from_shipped_starts_each_network_from_the_shipped_one(
+    tmp_path: Path, leduc: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--from-shipped``: each stage trains the shipped network's shape from its weights (the
-    manifest says which shape); without it, the campaign's own shape from scratch."""
+    manifest says which shape, its pot feature included); without it, the campaign's own shape from scratch."""
     from agent.nets.manifest import checked_file
+    from agent.training import campaign
     from agent.training.campaign import SHIPPED, CampaignSpec, stage_network
 
     fresh = CampaignSpec(budget_s=1, out=Path("."), hidden=64, layers=3)
-    assert stage_network(fresh, "turn") == (64, 3, None)
+    assert stage_network(fresh, "turn") == ({"hidden": 64, "layers": 3, "pot": "linear"}, None)
     tuned = replace(fresh, from_shipped=True)
     for street in ("river", "turn", "flop", "preflop-aux"):
         path, entry = checked_file(SHIPPED[street])
-        assert stage_network(tuned, street) == (entry["net"]["hidden"], entry["net"]["layers"], path)
-    assert stage_network(tuned, "river")[:2] == (256, 4) and stage_network(tuned, "turn")[:2] == (500, 7)
+        shape = {"hidden": entry["net"]["hidden"], "layers": entry["net"]["layers"], "pot": "linear"}
+        assert stage_network(tuned, street) == (shape, path)
+    assert stage_network(tuned, "river")[0]["hidden"] == 256 and stage_network(tuned, "turn")[0]["layers"] == 7
+    # a shipped network that sees the pot's logarithm is fine-tuned as one (--init of another shape is refused)
+    data = tmp_path / "data"
+    generate(GenerateSpec(game="leduc", round=1, situations=16, shard_size=16, seed=1, iterations=10), data, progress=False)
+    space = HandSpace(leduc)
+    spec = TrainSpec(epochs=1, batch_size=8, hidden=16, layers=2, pot="log")
+    train(data, tmp_path / "log", buckets=space.size, extra=len(space.deck), spec=spec, model_name="tiny", progress=False)
+    monkeypatch.setitem(campaign.SHIPPED, "river", str(tmp_path / "log" / "tiny.pt"))
+    log_path = checked_file(tmp_path / "log" / "tiny.pt")[0]
+    assert stage_network(tuned, "river") == ({"hidden": 16, "layers": 2, "pot": "log"}, log_path)
 
 
 def test_a_campaign_of_chosen_streets_puts_the_shipped_network_below_at_the_leaves(
