@@ -42,8 +42,13 @@ _FLOAT = re.compile(
 
 def _as_text(key: yaml.Node) -> yaml.Node:
     """A plain scalar key as a string node: a new node, so that an alias of it elsewhere (``&a 10: x``,
-    then ``y: *a``) keeps its own type."""
-    if isinstance(key, yaml.ScalarNode) and key.style is None and key.tag in _PLAIN_KEY_TAGS:
+    then ``y: *a``) keeps its own type. A key tagged by its writer (``!!int 5:``) keeps its tag."""
+    if (
+        isinstance(key, yaml.ScalarNode)
+        and key.style is None
+        and key.tag in _PLAIN_KEY_TAGS
+        and not getattr(key, "tagged", False)
+    ):
         return yaml.ScalarNode(_STR_TAG, key.value, key.start_mark, key.end_mark, key.style)
     return key
 
@@ -51,6 +56,14 @@ def _as_text(key: yaml.Node) -> yaml.Node:
 class UniqueKeyLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that raises a ``yaml.constructor.ConstructorError`` marked at the
     second of two equal keys of a mapping (``<<`` merges keep their override rule)."""
+
+    def compose_scalar_node(self, anchor: str | None) -> yaml.ScalarNode:
+        """As ``SafeLoader``'s, marking a node whose tag was written (``!!int 5``): the node alone cannot tell
+        ``!!int 5`` from a plain ``5`` resolved to the same tag, and only the plain one is read as text as a key."""
+        event = self.peek_event()
+        node = super().compose_scalar_node(anchor)
+        node.tagged = event.tag not in (None, "!")
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """As ``SafeLoader``'s, but a key seen twice in one mapping is an error naming both lines, and a

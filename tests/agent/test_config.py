@@ -226,6 +226,14 @@ def test_yaml_plain_keys_are_their_text() -> None:
     assert load_yaml("a: {<<: {1e3: x, on: 1}}\n") == {"a": {"1e3": "x", "on": 1}}
     assert load_yaml("2024-01-01: x\n") == {"2024-01-01": "x"}
     assert load_yaml("b: &m {1: a, 2: b}\nc: {<<: *m, 2: z}\n")["c"] == {"1": "a", "2": "z"}
+    # a key whose writer tagged it keeps the tag, even one equal to what a plain key resolves to
+    assert load_yaml("!!int 5: a\n6: b\n!!float 1e3: c\n!!str 7: d\n! 8: e\n") == {
+        5: "a",
+        "6": "b",
+        1000.0: "c",
+        "7": "d",
+        "8": "e",
+    }
 
 
 def test_yaml_merge_keys_still_override() -> None:
