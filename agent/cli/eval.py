@@ -9,6 +9,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, is_leduc, leduc_settings
 from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, path_arg, positive_int, positive_ms, seed
@@ -332,6 +334,10 @@ def run_nets_cli(args: argparse.Namespace) -> int:
                 {"pots": [lo, hi], "situations": count, "loss": loss}
                 for lo, hi, (count, loss) in zip(edges[:-1], edges[1:], score.by_pot(edges))
             ]
+            if score is not reference and np.array_equal(score.pots, reference.pots):  # the same situations: paired
+                for band, inside in zip(row["by_pot"], score.band_masks(edges)):
+                    if band["situations"] > 1:
+                        band["difference"], band["difference_ci95"] = score.paired_difference(reference, inside)
         if score is not reference:
             if score.abstraction != reference.abstraction:
                 row["note"] = "other buckets than the first network: a loss of other targets"
@@ -352,7 +358,9 @@ def run_nets_cli(args: argparse.Namespace) -> int:
         print(line)
         if "by_pot" in row:
             bands = (
-                f"{band['pots'][0]:.0f}-{band['pots'][1]:.0f}: " + ("-" if band["loss"] is None else f"{band['loss']:.5f}")
+                f"{band['pots'][0]:.0f}-{band['pots'][1]:.0f}: "
+                + ("-" if band["loss"] is None else f"{band['loss']:.5f}")
+                + (f" ({band['difference']:+.5f} ± {band['difference_ci95']:.5f})" if "difference" in band else "")
                 for band in row["by_pot"]
             )
             print(f"  by pot (chips): {', '.join(bands)}")

@@ -39,23 +39,32 @@ class HeldOutScore:
     pots: np.ndarray
     weights: np.ndarray
 
+    def band_masks(self, edges: Sequence[float]) -> list[np.ndarray]:
+        """Which situations fall in each pot band ``[edges[i], edges[i + 1])`` (the last band closed)."""
+        last = len(edges) - 2
+        return [
+            (self.pots >= lo) & ((self.pots <= hi) if i == last else (self.pots < hi))
+            for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]))
+        ]
+
     def by_pot(self, edges: Sequence[float]) -> list[tuple[int, float | None]]:
-        """``(situations, pooled loss)`` in each pot band ``[edges[i], edges[i + 1])`` (the last band closed;
-        None where a band holds none): most of a hold'em network's loss is a few small pots, whose deep trees
-        its values must foresee, and the pooled number hides where a network gained."""
+        """``(situations, pooled loss)`` in each pot band of :meth:`band_masks` (None where a band holds none):
+        most of a hold'em network's loss is a few small pots, whose deep trees its values must foresee, and the
+        pooled number hides where a network gained."""
         out: list[tuple[int, float | None]] = []
-        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
-            last = i == len(edges) - 2
-            inside = (self.pots >= lo) & ((self.pots <= hi) if last else (self.pots < hi))
+        for inside in self.band_masks(edges):
             w = self.weights[inside]
             out.append((int(inside.sum()), float((self.per_situation[inside] * w).sum() / w.sum()) if w.sum() > 0 else None))
         return out
 
-    def paired_difference(self, other: HeldOutScore) -> tuple[float, float]:
-        """Mean per-situation loss of ``self`` minus ``other`` and the half-width of its 95%
-        interval (normal approximation over the situations)."""
+    def paired_difference(self, other: HeldOutScore, inside: np.ndarray | None = None) -> tuple[float, float]:
+        """Mean per-situation loss of ``self`` minus ``other`` (over the situations ``inside`` selects, all by
+        default) and the half-width of its 95% interval (normal approximation over the situations)."""
         diff = self.per_situation - other.per_situation
+        diff = diff if inside is None else diff[inside]
         n = len(diff)
+        if n == 0:
+            return math.nan, math.inf
         half = 1.96 * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf
         return float(diff.mean()), half
 

@@ -252,9 +252,14 @@ def test_eval_nets_splits_each_networks_loss_by_pot(river: Path, capsys: pytest.
             assert all(lo < hi for lo, hi in (b["pots"] for b in row["by_pot"]))
             if bands == 1:
                 assert row["by_pot"][0]["loss"] == pytest.approx(row["loss"], rel=1e-5)
+        # the second network's paired differences, band by band, recombine into its overall one
+        assert all("difference" not in b for b in rows[0]["by_pot"])
+        diffs = [(b["difference"], b["situations"]) for b in rows[1]["by_pot"]]
+        assert sum(d * n for d, n in diffs) / rows[1]["situations"] == pytest.approx(rows[1]["difference"], rel=1e-6)
     assert main(["eval", "nets", *nets, "--data", str(river / "test"), "--pot-bands", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 4 and out[1].startswith("  by pot (chips): ") and out[1].count(": ") == 3
+    assert " ± " not in out[1] and out[3].count(" ± ") == 2  # the second network's bands, paired with the first's
     assert main(["eval", "nets", *nets, "--data", str(river / "test")]) == 0
     assert "by pot" not in capsys.readouterr().out  # only when asked
     assert main(["eval", "nets", *nets, "--data", str(river / "test"), "--pot-bands", "101"]) == 2
