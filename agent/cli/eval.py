@@ -336,7 +336,7 @@ def run_nets_cli(args: argparse.Namespace) -> int:
             ]
             if score is not reference and np.array_equal(score.pots, reference.pots):  # the same situations: paired
                 for band, inside in zip(row["by_pot"], score.band_masks(edges)):
-                    if band["situations"] > 1:
+                    if band["situations"]:  # one situation: its difference, with no interval (± inf)
                         band["difference"], band["difference_ci95"] = score.paired_difference(reference, inside)
         if score is not reference:
             if score.abstraction != reference.abstraction:

@@ -65,6 +65,48 @@ class UniqueKeyLoader(yaml.SafeLoader):
         node.tagged = event.tag not in (None, "!")
         return node
 
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """As ``SafeLoader``'s: the ``<<`` merges' pairs put first, a key of an earlier mapping winning over the
+        same key of a later one, the mapping's own keys over all; but merged keys are told apart as the mapping
+        reads them (tag and text), where PyYAML told them apart by the identity of their text: ``<<: [{a: 1},
+        {a: 2}]`` gave 1 and ``<<: [{ab: 1}, {ab: 2}]`` 2, and ``!!int 5`` dropped a plain ``5`` merged after it."""
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        seen: set[Any] = set()
+        own = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE_TAG:
+                if key_node.tag == "tag:yaml.org,2002:value":  # the ``=`` key, as PyYAML reads it
+                    key_node.tag = _STR_TAG
+                own.append((key_node, value_node))
+                continue
+            if isinstance(value_node, yaml.SequenceNode):
+                sources = value_node.value
+            elif isinstance(value_node, yaml.MappingNode):
+                sources = [value_node]
+            else:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"expected a mapping or list of mappings for merging, but found {value_node.id}",
+                    value_node.start_mark,
+                )
+            for source in sources:
+                if not isinstance(source, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"expected a mapping for merging, but found {source.id}",
+                        source.start_mark,
+                    )
+                self.flatten_mapping(source)
+                for key, value in source.value:
+                    key = _as_text(key)
+                    ident = (key.tag, key.value) if isinstance(key, yaml.ScalarNode) else id(key)
+                    if ident not in seen:
+                        seen.add(ident)
+                        merged.append((key, value))
+        node.value = merged + own
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """As ``SafeLoader``'s, but a key seen twice in one mapping is an error naming both lines, and a
         plain key is the text as written (a spot named ``1e3`` stays ``'1e3'``, not the float 1000.0

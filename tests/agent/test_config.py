@@ -237,9 +237,19 @@ def test_yaml_plain_keys_are_their_text() -> None:
 
 
 def test_yaml_merge_keys_still_override() -> None:
+    """The mapping's own keys win over merged ones, and of merged mappings the first that has a key gives it,
+    whatever the key's length (PyYAML told merged keys apart by the identity of their text: ``a`` took the
+    first value, ``ab`` the last, and ``!!int 5`` dropped a plain ``5``)."""
     from agent.common.yaml_files import load_yaml
 
     assert load_yaml("base: &b {a: 1, b: 2}\nmine: {<<: *b, a: 3}\n")["mine"] == {"a": 3, "b": 2}
+    assert load_yaml("<<: [{a: 1}, {a: 2}]\n") == {"a": 1} and load_yaml("<<: [{ab: 1}, {ab: 2}]\n") == {"ab": 1}
+    assert load_yaml("<<: [{!!int 5: a}, {5: b}]\n") == {5: "a", "5": "b"}
+    assert load_yaml("x: &x {<<: {k: 1}, j: 2}\ny: {<<: [*x, {k: 3, m: 4}], j: 5}\n")["y"] == {"k": 1, "j": 5, "m": 4}
+    with pytest.raises(yaml.constructor.ConstructorError, match="expected a mapping or list of mappings for merging"):
+        load_yaml("<<: 5\n")
+    with pytest.raises(yaml.constructor.ConstructorError, match="expected a mapping for merging, but found scalar"):
+        load_yaml("<<: [5]\n")
 
 
 def test_a_huge_value_or_key_is_not_echoed_whole(tmp_path: Path) -> None:
