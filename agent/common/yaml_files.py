@@ -126,10 +126,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
                     raise yaml.constructor.ConstructorError(
                         None, None, f"duplicate key {key!r} (first on line {first.line + 1})", key_node.start_mark
                     )
-        if isinstance(node, yaml.MappingNode):  # keys merged in (``<<: {1e3: x}``) are text too
-            self.flatten_mapping(node)
-            node.value = [(_as_text(key), value) for key, value in node.value]
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # merges by flatten_mapping, keys merged in as text too
 
 
 UniqueKeyLoader.yaml_implicit_resolvers = {

@@ -23,6 +23,12 @@ POT_FEATURES = ("linear", "log")
 _LOG_POT_FLOOR = 1e-6
 
 
+def without_linear_pot(fields: dict) -> dict:
+    """``fields`` less a ``pot`` of "linear", the default: records (manifest ``net`` entries, checkpoints) written
+    before the field existed then compare equal to those written since."""
+    return {k: v for k, v in fields.items() if not (k == "pot" and v == "linear")}
+
+
 @dataclass(frozen=True)
 class NetSpec:
     """A value network's shape, as its manifest entry's ``net`` records it: B buckets per range, the extra
@@ -58,10 +64,7 @@ class NetSpec:
     def to_dict(self) -> dict[str, int | str]:
         """The manifest's (and a checkpoint's) ``net`` entry: compared as a whole to refuse weights of another shape.
         ``pot`` only where it is not "linear", so that the entries written before it existed still compare equal."""
-        out: dict[str, int | str] = asdict(self)
-        if self.pot == "linear":
-            del out["pot"]
-        return out
+        return without_linear_pot(asdict(self))
 
 
 class ValueNet(nn.Module):

@@ -63,8 +63,6 @@ class HeldOutScore:
         diff = self.per_situation - other.per_situation
         diff = diff if inside is None else diff[inside]
         n = len(diff)
-        if n == 0:
-            return math.nan, math.inf
         half = 1.96 * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf
         return float(diff.mean()), half
 
@@ -103,7 +101,7 @@ def score_networks(
             rows = torch.nn.functional.huber_loss(pred * M, Y * M, reduction="none", delta=1.0).sum(dim=1)
             per = (rows / M.sum(dim=1).clamp(min=1.0)).numpy()
         weights = M.sum(dim=1).numpy()
-        keep = weights > 0  # both-all-in draws have no unmasked output
+        keep = weights > 0  # a situation without an unmasked output has no loss
         pots = np.round(X[:, 0].numpy().astype(np.float64) * total_stacks)  # whole chips, as dealt
         scores.append(HeldOutScore(str(path), pooled, float(np.median(per[keep])), per[keep], key, pots[keep], weights[keep]))
     return scores

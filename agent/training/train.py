@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from agent.common.files import replacing, write_json
 from agent.nets.manifest import check_registrable, command_line, load_value_net, register_model, save_scripted
-from agent.nets.valuenet import NetSpec, ValueNet, masked_huber
+from agent.nets.valuenet import NetSpec, ValueNet, masked_huber, without_linear_pot
 from agent.training.datasets import canonical_rows, check_data_game, data_fingerprint, data_provenance, load_datasets
 
 if TYPE_CHECKING:
@@ -51,10 +51,7 @@ class TrainSpec:
     def record(self) -> dict:
         """The spec as a checkpoint records it: ``pot`` only where it is not "linear", so that a checkpoint
         left before the field existed still resumes."""
-        out = asdict(self)
-        if self.pot == "linear":
-            del out["pot"]
-        return out
+        return without_linear_pot(asdict(self))
 
     def lr_at(self, epoch: int, epochs: int | None = None) -> float:
         """The learning rate of ``epoch`` (0-based); ``epochs``: the run's length when a deadline
