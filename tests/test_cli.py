@@ -362,7 +362,8 @@ def test_play_names_a_log_file_it_cannot_open_with_exit_2(given: str, tmp_path: 
     _play_exits_2_without_taking_the_seat(cfg, argv)
     err = capsys.readouterr().err.strip().splitlines()
     named = "--log-json" if given == "--log-json" else f"{cfg}: logging.json_path"
-    assert len(err) == 1 and err[0].startswith(f"deepstack play: error: {named}: {log}: cannot open the log file: ")
+    assert len(err) == 1 and err[0].startswith(f"deepstack play: error: {named}: {log}: cannot open the log file (")
+    assert err[0].endswith(f"({tmp_path / 'a-file'} is a file, not a folder)")  # was a bare [Errno 17] File exists
 
 
 def test_the_port_type_takes_the_whole_range_and_nothing_else() -> None:

@@ -350,6 +350,7 @@ def test_export_policy_refuses_an_out_under_a_file_before_it_solves(tmp_path: Pa
     out = tmp_path / "afile" / "p.json"
     last = _refused(["eval", "export-policy", "--game", "leduc", "--out", str(out)], capsys)
     assert last.startswith(f"deepstack eval export-policy: error: --out {out}: its folder cannot be made")
+    assert last.endswith(f"({tmp_path / 'afile'} is a file, not a folder)")  # was (File exists)
     assert (tmp_path / "afile").read_text() == "kept"
 
 

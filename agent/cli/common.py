@@ -270,7 +270,7 @@ class Terminated:
         raise KeyboardInterrupt
 
 
-def _what_is_wrong(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     """The reason of an OSError about a path, saying which file stands where a folder is needed."""
     if isinstance(exc, (FileExistsError, NotADirectoryError)) and isinstance(exc.filename, (str, os.PathLike)):
         blocker = next((p for p in (Path(exc.filename), *Path(exc.filename).parents) if p.is_file()), None)
@@ -286,7 +286,7 @@ def os_problem(exc: OSError) -> str:
         return str(exc)
     # a rename's target is the file a person asked for (its source, a temporary file, is gone)
     name = exc.filename2 if exc.filename2 is not None else exc.filename
-    reason = _what_is_wrong(exc)
+    reason = os_reason(exc)
     return reason if reason.startswith(f"{exc.filename} is a file") else f"{name}: {reason}"
 
 
@@ -294,7 +294,7 @@ def cannot_write(out: str | Path, exc: OSError) -> str:
     """``cannot write to OUT: what is wrong``, naming the file inside OUT when it was that one."""
     name = exc.filename2 if exc.filename2 is not None else exc.filename
     named = name is not None and os.path.normpath(str(name)) != os.path.normpath(str(out))
-    return f"cannot write to {out}: {os_problem(exc) if named else _what_is_wrong(exc)}"
+    return f"cannot write to {out}: {os_problem(exc) if named else os_reason(exc)}"
 
 
 def make_folder(path: str | Path) -> list[Path]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models, is_leduc, leduc_settings
-from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, path_arg, positive_int, positive_ms, seed
+from agent.cli.common import GAME_HELP, HelpFormatter, dumps, example, os_reason, path_arg, positive_int, positive_ms, seed
 from agent.cli.eval_aivat import run_aivat_cli, run_aivat_log_cli
 from agent.cli.eval_lbr import run_lbr_cli, run_lbr_paired_cli
 from agent.cli.eval_plot import run_plot_cli
@@ -428,7 +428,7 @@ def run_eval(args: argparse.Namespace) -> int:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            print(f"{tool}: error: --out {out}: its folder cannot be made ({exc.strerror or exc})", file=sys.stderr)
+            print(f"{tool}: error: --out {out}: its folder cannot be made ({os_reason(exc)})", file=sys.stderr)
             return 2
         if out.is_dir() or not os.access(out.parent, os.W_OK):
             print(

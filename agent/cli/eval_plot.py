@@ -12,6 +12,7 @@ import numpy as np
 
 from agent.bots.config import ConfigError, load_config
 from agent.bots.settings import check_models
+from agent.cli.common import os_reason
 from agent.cli.solve import action_name
 from agent.evaluation.lbr import chunk_values
 from agent.evaluation.match import decision_think_times
@@ -109,7 +110,7 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     try:  # once the sources are read (a refused source writes nothing): was a bare OSError naming no option
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"deepstack eval plot: error: --out {out}: cannot make the folder ({exc.strerror or exc})", file=sys.stderr)
+        print(f"deepstack eval plot: error: --out {out}: cannot make the folder ({os_reason(exc)})", file=sys.stderr)
         return 2
     for name in short:
         print(f"deepstack eval plot: {name}: fewer than 2 hands, left out", file=sys.stderr)

@@ -14,6 +14,7 @@ from agent.cli.common import (
     HelpFormatter,
     host,
     load_game_or_exit,
+    os_reason,
     path_arg,
     port,
     positive_int,
@@ -118,7 +119,7 @@ def _run_play(args: argparse.Namespace) -> int:
         configure_logging(config.logging.level, log_json)
     except OSError as exc:  # a bad path given, not a dealer missing (exit 1): named by who gave it
         given = "--log-json" if args.log_json else f"{config.source}: logging.json_path"
-        print(f"deepstack play: error: {given}: {log_json}: cannot open the log file: {exc}", file=sys.stderr)
+        print(f"deepstack play: error: {given}: {log_json}: cannot open the log file ({os_reason(exc)})", file=sys.stderr)
         return 2
     game = load_game_or_exit(args.game)
     seed = args.seed if args.seed is not None else config.seed

@@ -14,7 +14,7 @@ from agent.bots.config import ConfigError, load_config
 from agent.bots.deepstack import DeepStackBot
 from agent.bots.settings import section_key
 from agent.bots.start_cache import StartCacheError, check_cache_path, is_shipped, save_start_cache, start_key
-from agent.cli.common import GAME_HELP, HelpFormatter, count, example, path_arg
+from agent.cli.common import GAME_HELP, HelpFormatter, count, example, os_reason, path_arg
 from agent.nets.manifest import ModelError, register_model
 from protocol.gamedef import GameDefError, load_game
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"{where} {out}: its folder cannot be made ({exc.strerror or exc})") from None
+            raise ValueError(f"{where} {out}: its folder cannot be made ({os_reason(exc)})") from None
         if not os.access(out.parent, os.W_OK):
             raise ValueError(f"{where} {out}: its folder {out.parent} cannot be written")
         if args.solve:  # a cache in the way would be used: build without one

@@ -4,7 +4,7 @@ chunks, run records), written whole or not at all.
 Each is written to a temporary file beside the target, under a hidden name no one else can take,
 and renamed over it: a run killed mid-write leaves the previous file (or none), never a truncated
 one that a later run would load, and a planted file or link of a predictable name is never
-followed. A write that fails removes its temporary file.
+followed. A write that fails removes its temporary file, and its error names the file asked for.
 """
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ def replacing(path: str | Path) -> Iterator[Path]:
             os.close(fd)
         yield tmp
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        # a failed write (no space, too large) is named by the file asked for, not the hidden one
+        if exc.strerror and (exc.filename is None or str(exc.filename) == str(tmp)):
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

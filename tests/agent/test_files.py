@@ -71,3 +71,21 @@ def test_a_link_the_user_made_is_written_through_and_a_missing_folder_is_named(t
     assert (tmp_path / "link.json").is_symlink() and json.loads(real.read_text()) == {"a": 1}
     with pytest.raises(FileNotFoundError, match="nowhere/x.json: its folder .*nowhere does not exist"):
         write_json(tmp_path / "nowhere" / "x.json", {})
+
+
+def test_a_write_the_machine_refuses_is_named_by_the_file_asked_for(tmp_path: Path) -> None:
+    """A write past the file-size limit (as a full disk) said ``[Errno 27] File too large`` and no file."""
+    import errno
+    import resource
+
+    path = tmp_path / "cache.bin"
+    write_bytes(path, b"old")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))  # Python ignores SIGXFSZ: the write fails instead
+    try:
+        with pytest.raises(OSError) as caught:
+            write_bytes(path, b"x" * 100_000)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert caught.value.errno == errno.EFBIG and caught.value.filename == str(path)
+    assert path.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["cache.bin"]

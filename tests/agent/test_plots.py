@@ -50,7 +50,7 @@ def test_plot_of_lbr_chunks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     blocker = tmp_path / "a-file"
     blocker.write_text("kept")  # an --out below a file cannot be made: was a bare OSError naming no option
     assert main(["eval", "plot", str(tmp_path), "--out", str(blocker / "png")]) == 2
-    assert f"--out {blocker / 'png'}: cannot make the folder (Not a directory)" in capsys.readouterr().err
+    assert f"--out {blocker / 'png'}: cannot make the folder ({blocker} is a file, not a folder)" in capsys.readouterr().err
     (tmp_path / "expected-0000000.json").write_text("[NaN" + ", 1.0" * 39 + "]")  # drawn as a gap before
     assert main(["eval", "plot", str(tmp_path), "--out", str(tmp_path / "png3")]) == 2
     assert "expected-0000000.json: not an LBR chunk (a value is nan)" in capsys.readouterr().err

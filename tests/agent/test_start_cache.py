@@ -212,7 +212,8 @@ def test_prepare_refuses_an_out_whose_folder_cannot_be_made_before_it_solves(
     out = tmp_path / "a-file" / "c.pkl"
     assert main(["prepare", "leduc", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith(f"deepstack prepare: error: --out {out}: its folder cannot be made")
+    blocker = tmp_path / "a-file"
+    assert err[-1] == f"deepstack prepare: error: --out {out}: its folder cannot be made ({blocker} is a file, not a folder)"
 
 
 def test_a_file_that_is_not_a_start_cache_is_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
