@@ -3,24 +3,33 @@
 LBR's chunks and the campaign's solves run in worker processes for hours. A terminal's Ctrl-C
 reaches every process of the group: left alone, each worker would print a traceback of its own
 and the parent would wait for the work in flight (minutes per chunk). Here the workers ignore
-it and the parent stops them at once; their unfinished work is redone when the run resumes."""
+it (held back until they can) and the parent stops them at once; their unfinished work is redone when the run resumes."""
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from multiprocessing import resource_tracker
 from multiprocessing.context import BaseContext
 from typing import Any
+
+from tqdm import tqdm
 
 
 def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held back since birth: now ignored, a Ctrl-C then dropped
     # SIGTERM kills a worker, whatever handler the parent had when it forked (with Ray's, once ray.init
     # ran in the process, the workers lived on after terminate(): each stop waited for their tasks)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # a worker's progress bars (off) share no lock with other processes: tqdm's default is a named
+    # semaphore, which a worker stopped by SIGTERM left behind, and the resource tracker then warned
+    # "There appear to be N leaked semaphore objects" under the clean "interrupted" line
+    tqdm.set_lock(threading.RLock())
     if initializer is not None:
         initializer(*initargs)
 
@@ -52,18 +61,22 @@ def _ready() -> None:
     """A worker's first task: none (submitted to start the worker)."""
 
 
-def _start_ignoring_ctrl_c(pool: ProcessPoolExecutor, workers: int) -> None:
-    """Start every worker now, Ctrl-C ignored from its birth: a spawned worker imports the product for
-    seconds before :func:`_start_worker` runs, and a Ctrl-C then printed an import traceback (an ignored
-    signal stays ignored across the exec; the parent's handler is back once the processes exist)."""
+def _start_holding_ctrl_c(pool: ProcessPoolExecutor, workers: int, mp_context: BaseContext | None) -> None:
+    """Start every worker now with Ctrl-C held back from its birth: a spawned worker imports the product
+    for seconds before :func:`_start_worker` runs, and a Ctrl-C then printed an import traceback. A
+    blocked signal stays blocked across the exec, and waits: the parent's Ctrl-C of those instants is
+    raised here once the workers exist (ignoring it instead, as before, dropped it). The stdlib's
+    resource tracker holds the same signals back while it starts, then lets them through: started first."""
     if threading.current_thread() is not threading.main_thread():
-        return  # only the main thread may set a handler; such pools start their workers on demand
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return  # a signal reaches the main thread only; such pools start their workers on demand
+    if (mp_context or multiprocessing.get_context()).get_start_method() != "fork":
+        resource_tracker.ensure_running()  # its first start unblocks SIGINT in this thread
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         for _ in range(workers):  # a pool starts a worker per task while none is idle
             pool.submit(_ready)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a Ctrl-C held back is raised now
 
 
 @contextmanager
@@ -77,7 +90,7 @@ def worker_pool(
     there) that a KeyboardInterrupt in the parent stops without waiting; the interrupt goes on."""
     with ProcessPoolExecutor(workers, mp_context, _start_worker, (initializer, initargs)) as pool:
         try:
-            _start_ignoring_ctrl_c(pool, workers)
+            _start_holding_ctrl_c(pool, workers, mp_context)
             yield pool
         except KeyboardInterrupt:
             stop_workers(pool)

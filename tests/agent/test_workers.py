@@ -61,22 +61,90 @@ def test_workers_die_of_sigterm_whatever_handler_the_parent_had(tmp_path: Path) 
         signal.signal(signal.SIGTERM, previous)
 
 
-def _ignored_signals(pid: int) -> int:
+def _sigint_in(pid: int, field: str) -> bool:
+    """Whether SIGINT is in a process's ``SigIgn`` / ``SigBlk`` set (its main thread's, for the mask)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("SigIgn:"):
-            return int(line.split()[1], 16)
-    raise AssertionError("no SigIgn line")
+        if line.startswith(f"{field}:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    raise AssertionError(f"no {field} line")
+
+
+def _sigint_ignored(_: int) -> bool:
+    return _sigint_in(os.getpid(), "SigIgn") and not _sigint_in(os.getpid(), "SigBlk")
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
-def test_spawned_workers_ignore_ctrl_c_from_their_start() -> None:
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_workers_hold_back_ctrl_c_from_their_start_then_ignore_it(method: str) -> None:
     """A spawned worker imports the product for seconds before its start function ignores Ctrl-C; a
     Ctrl-C then (a campaign stopped as it starts) printed each worker's import traceback. The workers
-    now exist when the pool is handed out, ignoring SIGINT from birth; the parent's handler is back."""
+    now exist when the pool is handed out, SIGINT held back (blocked) or ignored from birth, then
+    ignored and no longer blocked; the parent's handler and mask are as they were."""
     import multiprocessing
 
     handler = signal.getsignal(signal.SIGINT)
-    with worker_pool(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_pool(2, mp_context=multiprocessing.get_context(method)) as pool:
         processes = list(pool._processes.values())
         assert len(processes) == 2 and signal.getsignal(signal.SIGINT) is handler
-        assert all(_ignored_signals(p.pid) & (1 << (signal.SIGINT - 1)) for p in processes)
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+        assert all(_sigint_in(p.pid, "SigIgn") or _sigint_in(p.pid, "SigBlk") for p in processes)
+        assert list(pool.map(_sigint_ignored, range(8))) == [True] * 8
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_a_ctrl_c_while_the_workers_start_stops_the_pool(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C was ignored in the parent while its workers were started: one pressed then was lost and
+    the run went on. It is held back now, and raised once they exist: the pool stops, nothing left."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agent.common import workers
+
+    made: list[ProcessPoolExecutor] = []
+    started: list[multiprocessing.process.BaseProcess] = []
+
+    class CtrlCAtTheFirstWorker(ProcessPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if fn is workers._ready and not made:
+                made.append(self)
+                signal.raise_signal(signal.SIGINT)  # as the terminal's Ctrl-C, to this thread
+            future = super().submit(fn, *args, **kwargs)
+            started.extend(p for p in self._processes.values() if p not in started)
+            return future
+
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", CtrlCAtTheFirstWorker)
+    before = set(threading.enumerate())
+    handed_out = False
+    with pytest.raises(KeyboardInterrupt), worker_pool(2, mp_context=multiprocessing.get_context(method)):
+        handed_out = True
+    assert made and not handed_out  # raised as the workers started, not lost
+    assert started and not any(process.is_alive() for process in started)
+    assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
+
+
+def test_workers_stopped_mid_task_leave_no_semaphore_warning(tmp_path: Path) -> None:
+    """Each worker's (disabled) progress bar made tqdm's lock, a named semaphore; the workers stopped by
+    SIGTERM never released theirs, and at exit the resource tracker printed "There appear to be 2 leaked
+    semaphore objects" under a campaign's clean "interrupted" line."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "stopped.py"
+    script.write_text(
+        "import multiprocessing, time\n"
+        "from tqdm import tqdm\n"
+        "from agent.common.workers import stop_workers, worker_pool\n"
+        "def task(path):\n"
+        "    tqdm(disable=True)\n"
+        "    open(path, 'w').close()\n"
+        "    time.sleep(30)\n"
+        "if __name__ == '__main__':\n"
+        "    with worker_pool(2, mp_context=multiprocessing.get_context('spawn')) as pool:\n"
+        f"        for n in range(2): pool.submit(task, {str(tmp_path)!r} + f'/task-{{n}}')\n"
+        f"        while len(list(__import__('pathlib').Path({str(tmp_path)!r}).glob('task-*'))) < 2: time.sleep(0.05)\n"
+        "        stop_workers(pool)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0 and len(list(tmp_path.glob("task-*"))) == 2, run.stderr
+    assert "leaked" not in run.stderr, run.stderr
