@@ -20,6 +20,7 @@ from protocol.dealer import (
     DealerConfig,
 )
 from protocol.gamedef import GameDefError, load_game
+from protocol.paths import os_reason
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not os.access(folder, os.W_OK):
                 raise PermissionError("not writable")
         except OSError as exc:
-            print(f"ERROR: cannot write the logs in {folder}: {exc}", file=sys.stderr)
+            print(f"ERROR: cannot write the logs in {folder}: {os_reason(exc)}", file=sys.stderr)
             return 1
         # NAME may hold a folder, as the ACPC dealer's (NAME.log is written as given): one that exists
         if not args.name or args.name.endswith(("/", ".")) or not (folder / args.name).parent.is_dir():

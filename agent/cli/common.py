@@ -18,6 +18,7 @@ from agent.common.yaml_files import shown
 from agent.nets.valuenet import NET_PRECISIONS
 from agent.training.generate_spec import UPDATES
 from protocol.gamedef import SHORT_NAMES, Game, GameDefError, load_game
+from protocol.paths import os_reason
 
 GAME_HELP = "game: " + ", ".join(SHORT_NAMES) + " or a path to a .game file"
 
@@ -268,15 +269,6 @@ class Terminated:
             return
         cls.received = True
         raise KeyboardInterrupt
-
-
-def os_reason(exc: OSError) -> str:
-    """The reason of an OSError about a path, saying which file stands where a folder is needed."""
-    if isinstance(exc, (FileExistsError, NotADirectoryError)) and isinstance(exc.filename, (str, os.PathLike)):
-        blocker = next((p for p in (Path(exc.filename), *Path(exc.filename).parents) if p.is_file()), None)
-        if blocker is not None:
-            return f"{blocker} is a file, not a folder"
-    return str(exc.strerror or exc)
 
 
 def os_problem(exc: OSError) -> str:

@@ -9,14 +9,15 @@ followed. A write that fails removes its temporary file, and its error names the
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -52,8 +53,13 @@ def replacing(path: str | Path) -> Iterator[Path]:
     if path.is_symlink():
         path = path.resolve()
     if not path.parent.is_dir():
-        raise FileNotFoundError(f"{path}: its folder {path.parent} does not exist")
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+        blocker = next((p for p in path.parents if p.is_file()), None)
+        where = f"{blocker} is a file, not a folder" if blocker else f"its folder {path.parent} does not exist"
+        raise FileNotFoundError(f"{path}: {where}")
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    except OSError as exc:  # a folder we may not write in, a read-only disk, no inodes left
+        raise _named(exc, path, None) from exc
     tmp = Path(name)
     try:
         try:
@@ -64,19 +70,33 @@ def replacing(path: str | Path) -> Iterator[Path]:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        # a failed write (no space, too large) is named by the file asked for, not the hidden one
-        if exc.strerror and (exc.filename is None or str(exc.filename) == str(tmp)):
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc
-        raise
+        raise _named(exc, path, tmp) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _named(exc: OSError, path: Path, tmp: Path | None) -> OSError:
+    """``exc`` as about the file asked for, where it named the hidden temporary file or no file (a write
+    with no space left); the same subclass, so callers catch it as before."""
+    if exc.strerror and (exc.filename is None or tmp is None or str(exc.filename) == str(tmp)):
+        return OSError(exc.errno, exc.strerror, str(path))
+    return exc
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:
     """``data`` into ``path``, atomically."""
     with replacing(path) as tmp:
         tmp.write_bytes(data)
+
+
+def write_torch(path: str | Path, save: Callable[[BinaryIO], None]) -> None:
+    """What ``save`` writes (``torch.save`` or a TorchScript module's, to a file object) into ``path``,
+    atomically. Saved to memory first: torch's own writer, refused a write, raises a RuntimeError that
+    names no file ("unexpected pos ..."); written here, a refusal is an OSError naming ``path``."""
+    buffer = io.BytesIO()
+    save(buffer)
+    write_bytes(path, buffer.getvalue())
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from multiprocessing import resource_tracker
+from multiprocessing import forkserver, resource_tracker
 from multiprocessing.context import BaseContext
 from typing import Any
 
@@ -63,20 +63,45 @@ def _ready() -> None:
 
 def _start_holding_ctrl_c(pool: ProcessPoolExecutor, workers: int, mp_context: BaseContext | None) -> None:
     """Start every worker now with Ctrl-C held back from its birth: a spawned worker imports the product
-    for seconds before :func:`_start_worker` runs, and a Ctrl-C then printed an import traceback. A
-    blocked signal stays blocked across the exec, and waits: the parent's Ctrl-C of those instants is
-    raised here once the workers exist (ignoring it instead, as before, dropped it). The stdlib's
-    resource tracker holds the same signals back while it starts, then lets them through: started first."""
+    for seconds before :func:`_start_worker` runs, and a Ctrl-C then printed an import traceback.
+
+    SIGINT is blocked in this thread meanwhile (a blocked signal stays blocked across the exec), and
+    a Ctrl-C of those instants, whichever thread the kernel gives it to (a progress bar's, torch's),
+    is only recorded, then acted on once the workers all exist: ignoring it, as before, lost it, and
+    raising it inside ``submit`` could leave a started worker the pool did not know of yet."""
     if threading.current_thread() is not threading.main_thread():
-        return  # a signal reaches the main thread only; such pools start their workers on demand
-    if (mp_context or multiprocessing.get_context()).get_start_method() != "fork":
-        resource_tracker.ensure_running()  # its first start unblocks SIGINT in this thread
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        return  # only the main thread may set handlers; such pools start their workers on demand
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks (Windows): ignored there while they start
+        ignoring = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            _start_all(pool, workers)
+        finally:
+            signal.signal(signal.SIGINT, ignoring)
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the caller's own
+    method = (mp_context or multiprocessing.get_context()).get_start_method()
+    if method == "forkserver":  # started inside the window, the server would pass the block to every later child
+        forkserver.ensure_running()
+    elif method == "spawn":  # the stdlib's resource tracker unblocks SIGINT the first time it starts
+        resource_tracker.ensure_running()
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        for _ in range(workers):  # a pool starts a worker per task while none is idle
-            pool.submit(_ready)
+        _start_all(pool, workers)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a Ctrl-C held back is raised now
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back is recorded as the block lifts
+        signal.signal(signal.SIGINT, previous)
+    if pressed:  # what the caller's handler would have done with it
+        if callable(previous):
+            previous(signal.SIGINT, None)  # Python's default raises KeyboardInterrupt
+        elif previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _start_all(pool: ProcessPoolExecutor, workers: int) -> None:
+    for _ in range(workers):  # a pool starts a worker per task while none is idle
+        pool.submit(_ready)
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from agent.common.files import replacing, write_json
+from agent.common.files import write_json, write_torch
 from agent.common.yaml_files import shown
 from models import MODELS_DIR
 
@@ -99,8 +99,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
 def save_scripted(module: torch.jit.ScriptModule, path: Path) -> None:
     """Save a TorchScript network under a temporary name renamed over ``path``: a run killed
     mid-save leaves the network that was there whole (``--out models/...`` replaces a shipped one)."""
-    with replacing(path) as tmp:
-        module.save(str(tmp))
+    write_torch(path, lambda f: torch.jit.save(module, f))
 
 
 def write_manifest(manifest: Path, data: dict) -> None:

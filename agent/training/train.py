@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agent.common.files import replacing, write_json
+from agent.common.files import write_json, write_torch
 from agent.nets.manifest import check_registrable, command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber, without_linear_pot
 from agent.training.datasets import canonical_rows, check_data_game, data_fingerprint, data_provenance, load_datasets
@@ -193,8 +193,9 @@ def _save_checkpoint(
     path: Path, spec: TrainSpec, net_spec: NetSpec, fingerprint: str, net: ValueNet, opt: torch.optim.Optimizer, run: _RunState
 ) -> None:
     """Write the run's checkpoint in place of the last one (a run killed mid-save leaves the last one whole)."""
-    with replacing(path) as tmp:
-        torch.save(
+    write_torch(
+        path,
+        lambda f: torch.save(
             {
                 "spec": spec.record(),
                 "net": net_spec.to_dict(),
@@ -206,8 +207,9 @@ def _save_checkpoint(
                 "epoch": run.epoch,
                 "best_state": run.best_state,
             },
-            tmp,
-        )
+            f,
+        ),
+    )
 
 
 def _train_epoch(

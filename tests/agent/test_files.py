@@ -89,3 +89,42 @@ def test_a_write_the_machine_refuses_is_named_by_the_file_asked_for(tmp_path: Pa
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert caught.value.errno == errno.EFBIG and caught.value.filename == str(path)
     assert path.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["cache.bin"]
+
+
+def test_a_temporary_file_that_cannot_be_made_is_named_by_the_file_asked_for() -> None:
+    """A folder no one may create files in (read-only disk, a folder of another user's) named the hidden
+    ``.name.xxxxxx.part`` the user never asked for."""
+    if not Path("/sys/kernel").is_dir():
+        pytest.skip("needs /sys, where not even root may create a file")
+    with pytest.raises(OSError) as caught:
+        write_json("/sys/kernel/run.json", {})
+    assert caught.value.filename == "/sys/kernel/run.json" and ".part" not in str(caught.value)
+
+
+def test_a_torch_save_the_machine_refuses_is_an_os_error_naming_the_file(tmp_path: Path) -> None:
+    """torch's writer, refused mid-file, raised ``RuntimeError: ... unexpected pos 11200 vs 11094``: a
+    traceback from `deepstack train` whose checkpoint hit the file-size limit (as a full disk)."""
+    import resource
+
+    import torch
+
+    from agent.common.files import write_torch
+
+    path = tmp_path / "net.ckpt"
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))
+    try:
+        with pytest.raises(OSError) as caught:
+            write_torch(path, lambda f: torch.save({"w": torch.zeros(10_000)}, f))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert caught.value.filename == str(path) and list(tmp_path.iterdir()) == []
+    write_torch(path, lambda f: torch.save({"w": torch.ones(3)}, f))
+    assert torch.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_file_where_the_folder_should_be_is_named(tmp_path: Path) -> None:
+    """It said the folder ``afile`` did not exist."""
+    (tmp_path / "afile").write_text("kept")
+    with pytest.raises(FileNotFoundError, match=f"afile/sub/x.json: {tmp_path / 'afile'} is a file, not a folder"):
+        write_json(tmp_path / "afile" / "sub" / "x.json", {})

@@ -74,7 +74,11 @@ def _sigint_ignored(_: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
-@pytest.mark.parametrize("method", ["spawn", "fork"])
+def _sigint_blocked(_: int) -> bool:
+    return _sigint_in(os.getpid(), "SigBlk")
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork", "forkserver"])
 def test_workers_hold_back_ctrl_c_from_their_start_then_ignore_it(method: str) -> None:
     """A spawned worker imports the product for seconds before its start function ignores Ctrl-C; a
     Ctrl-C then (a campaign stopped as it starts) printed each worker's import traceback. The workers
@@ -87,14 +91,22 @@ def test_workers_hold_back_ctrl_c_from_their_start_then_ignore_it(method: str) -
         processes = list(pool._processes.values())
         assert len(processes) == 2 and signal.getsignal(signal.SIGINT) is handler
         assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
-        assert all(_sigint_in(p.pid, "SigIgn") or _sigint_in(p.pid, "SigBlk") for p in processes)
+        if method != "forkserver":  # (its children are the server's forks: this process's mask is not theirs)
+            assert all(_sigint_in(p.pid, "SigIgn") or _sigint_in(p.pid, "SigBlk") for p in processes)
         assert list(pool.map(_sigint_ignored, range(8))) == [True] * 8
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, multiprocessing.get_context(method)) as plain:  # a forkserver started in the
+        assert not plain.submit(_sigint_blocked, 0).result()  # window passed the block to every later child
 
 
 @pytest.mark.parametrize("method", ["spawn", "fork"])
-def test_a_ctrl_c_while_the_workers_start_stops_the_pool(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("to", ["this thread", "the process"])
+def test_a_ctrl_c_while_the_workers_start_stops_the_pool(method: str, to: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C was ignored in the parent while its workers were started: one pressed then was lost and
-    the run went on. It is held back now, and raised once they exist: the pool stops, nothing left."""
+    the run went on. It is held back now, and raised once they all exist: the pool stops, nothing left.
+    A terminal's Ctrl-C goes to the process, and the kernel gives it to a thread that does not block it
+    (a progress bar's monitor): raised there inside ``submit``, it could orphan a worker being started."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -107,18 +119,30 @@ def test_a_ctrl_c_while_the_workers_start_stops_the_pool(method: str, monkeypatc
         def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
             if fn is workers._ready and not made:
                 made.append(self)
-                signal.raise_signal(signal.SIGINT)  # as the terminal's Ctrl-C, to this thread
+                if to == "this thread":
+                    signal.raise_signal(signal.SIGINT)
+                else:  # as the terminal's: another thread, which does not block it, takes it at once
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(0.2)
             future = super().submit(fn, *args, **kwargs)
             started.extend(p for p in self._processes.values() if p not in started)
             return future
 
     monkeypatch.setattr(workers, "ProcessPoolExecutor", CtrlCAtTheFirstWorker)
     before = set(threading.enumerate())
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, name="not blocking SIGINT")
+    other.start()
     handed_out = False
-    with pytest.raises(KeyboardInterrupt), worker_pool(2, mp_context=multiprocessing.get_context(method)):
-        handed_out = True
-    assert made and not handed_out  # raised as the workers started, not lost
-    assert started and not any(process.is_alive() for process in started)
+    try:
+        with pytest.raises(KeyboardInterrupt), worker_pool(2, mp_context=multiprocessing.get_context(method)):
+            handed_out = True
+    finally:
+        done.set()
+        other.join()
+    assert made and not handed_out  # raised, not lost
+    assert len(started) == 2  # once both workers existed, not inside a submit
+    assert not any(process.is_alive() for process in started)
     assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
 
 

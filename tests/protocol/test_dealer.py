@@ -255,8 +255,8 @@ def test_dealer_command_refuses_a_bad_name_with_one_line(capsys: pytest.CaptureF
         # a traceback (select()'s timeout overflowing time_t) before limits had a ceiling
         (["--start_timeout", "10000000000000"], "ERROR: --start_timeout 10000000000000 is more than 10000000000 ms"),
         (["--t_hand", "10000000000000"], "ERROR: --t_hand 10000000000000 is more than 10000000000 ms"),
-        (["--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: "),
-        (["-T", "--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: "),
+        (["--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: {file} is a file, not a folder"),
+        (["-T", "--log-dir", "{file}/sub"], "ERROR: cannot write the logs in {file}/sub: {file} is a file, not a folder"),
     ],
 )
 def test_dealer_refuses_bad_limits_and_log_folders_before_printing_its_ports(

@@ -1,0 +1,16 @@
+"""What an OSError about a path says, for a person: the dealer's log folder and every command's outputs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def os_reason(exc: OSError) -> str:
+    """The reason of an OSError about a path, saying which file stands where a folder is needed
+    (``afile is a file, not a folder``, not ``[Errno 17] File exists: 'afile'``)."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) and isinstance(exc.filename, (str, os.PathLike)):
+        blocker = next((p for p in (Path(exc.filename), *Path(exc.filename).parents) if p.is_file()), None)
+        if blocker is not None:
+            return f"{blocker} is a file, not a folder"
+    return str(exc.strerror or exc)
