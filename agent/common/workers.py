@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import forkserver, resource_tracker
 from multiprocessing.context import BaseContext
+from types import FrameType
 from typing import Any
 
 from tqdm import tqdm
@@ -68,7 +69,8 @@ def _start_holding_ctrl_c(pool: ProcessPoolExecutor, workers: int, mp_context: B
     SIGINT is blocked in this thread meanwhile (a blocked signal stays blocked across the exec), and
     a Ctrl-C of those instants, whichever thread the kernel gives it to (a progress bar's, torch's),
     is only recorded, then acted on once the workers all exist: ignoring it, as before, lost it, and
-    raising it inside ``submit`` could leave a started worker the pool did not know of yet."""
+    raising it inside ``submit`` could leave a started worker the pool did not know of yet. (A
+    forkserver's workers are the server's forks: this mask is not theirs, only kept from the server.)"""
     if threading.current_thread() is not threading.main_thread():
         return  # only the main thread may set handlers; such pools start their workers on demand
     if not hasattr(signal, "pthread_sigmask"):  # no signal masks (Windows): ignored there while they start
@@ -84,18 +86,22 @@ def _start_holding_ctrl_c(pool: ProcessPoolExecutor, workers: int, mp_context: B
         forkserver.ensure_running()
     elif method == "spawn":  # the stdlib's resource tracker unblocks SIGINT the first time it starts
         resource_tracker.ensure_running()
-    pressed: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    previous = signal.getsignal(signal.SIGINT)  # None: a handler not set from Python, left as it is
+    pressed: list[FrameType | None] = []
+    if previous is not None:
+        signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(frame))
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         _start_all(pool, workers)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back is recorded as the block lifts
-        signal.signal(signal.SIGINT, previous)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     if pressed:  # what the caller's handler would have done with it
         if callable(previous):
-            previous(signal.SIGINT, None)  # Python's default raises KeyboardInterrupt
+            previous(signal.SIGINT, pressed[0])  # Python's default raises KeyboardInterrupt
         elif previous == signal.SIG_DFL:
+            stop_workers(pool)  # dying of it next: no worker left behind
             signal.raise_signal(signal.SIGINT)
 
 

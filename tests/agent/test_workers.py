@@ -73,11 +73,11 @@ def _sigint_ignored(_: int) -> bool:
     return _sigint_in(os.getpid(), "SigIgn") and not _sigint_in(os.getpid(), "SigBlk")
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 def _sigint_blocked(_: int) -> bool:
     return _sigint_in(os.getpid(), "SigBlk")
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 @pytest.mark.parametrize("method", ["spawn", "fork", "forkserver"])
 def test_workers_hold_back_ctrl_c_from_their_start_then_ignore_it(method: str) -> None:
     """A spawned worker imports the product for seconds before its start function ignores Ctrl-C; a
