@@ -2,8 +2,9 @@
 
 LBR's chunks and the campaign's solves run in worker processes for hours. A terminal's Ctrl-C
 reaches every process of the group: left alone, each worker would print a traceback of its own
-and the parent would wait for the work in flight (minutes per chunk). Here the workers ignore
-it (held back until they can) and the parent stops them at once; their unfinished work is redone when the run resumes."""
+and the parent would wait for the work in flight (minutes per chunk). Here the workers ignore it
+(held back until they can) and the parent stops them at once; their unfinished work is redone
+when the run resumes."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from tqdm import tqdm
 
 def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held back since birth: now ignored, a Ctrl-C then dropped
+    if hasattr(signal, "pthread_sigmask"):  # held back since birth: ignored now, a Ctrl-C held back is dropped
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # SIGTERM kills a worker, whatever handler the parent had when it forked (with Ray's, once ray.init
     # ran in the process, the workers lived on after terminate(): each stop waited for their tasks)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
