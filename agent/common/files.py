@@ -99,6 +99,13 @@ def write_torch(path: str | Path, save: Callable[[BinaryIO], None]) -> None:
     write_bytes(path, buffer.getvalue())
 
 
+def write_png(path: str | Path, figure: Any, dpi: int) -> None:
+    """A matplotlib figure as a PNG into ``path``, atomically: a plot a run was stopped in the middle of
+    is the previous one, not a cut-off image."""
+    with replacing(path) as tmp:
+        figure.savefig(tmp, dpi=dpi, format="png")
+
+
 def write_text(path: str | Path, text: str) -> None:
     """``text`` into ``path``, atomically."""
     with replacing(path) as tmp:

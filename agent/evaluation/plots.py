@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.common.files import write_png
 from agent.evaluation.stats import z95
 from agent.solver.ranges import RANKS_DESC, class_label
 
@@ -48,7 +49,7 @@ def strategy_grids_png(path: str | Path, grids: dict[str, np.ndarray], title: st
         fig.suptitle(title)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    write_png(path, fig, dpi=120)
     plt.close(fig)
 
 
@@ -85,7 +86,7 @@ def winnings_png(path: str | Path, series: dict[str, np.ndarray], unit: float, t
         fig.suptitle(title)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    write_png(path, fig, dpi=110)
     plt.close(fig)
 
 
@@ -116,5 +117,5 @@ def think_times_png(path: str | Path, by_street: dict[str, np.ndarray], limit_ms
         ax.set_title(title)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    write_png(path, fig, dpi=110)
     plt.close(fig)

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from agent.common.files import write_json
+from agent.common.files import write_json, write_text
 from agent.common.workers import worker_pool
 from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, check_registrable, checked_file, load_value_net, trained_seeds
@@ -353,8 +353,8 @@ def run_campaign(spec: CampaignSpec, progress: bool = True) -> dict[str, Any]:
         "streets": list(spec.streets),
         "stages": stages,
     }
-    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    (out / "report.md").write_text(report_markdown(report))
+    write_json(out / "report.json", report)
+    write_text(out / "report.md", report_markdown(report))
     return report
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agent.common.files import write_json, write_torch
+from agent.common.files import write_json, write_png, write_torch
 from agent.nets.manifest import check_registrable, command_line, load_value_net, register_model, save_scripted
 from agent.nets.valuenet import NetSpec, ValueNet, masked_huber, without_linear_pot
 from agent.training.datasets import canonical_rows, check_data_game, data_fingerprint, data_provenance, load_datasets
@@ -386,5 +386,5 @@ def plot_history(history: list[dict[str, float]], path: Path, title: str) -> Non
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_png(path, fig, dpi=110)
     plt.close(fig)

@@ -128,3 +128,30 @@ def test_a_file_where_the_folder_should_be_is_named(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("kept")
     with pytest.raises(FileNotFoundError, match=f"afile/sub/x.json: {tmp_path / 'afile'} is a file, not a folder"):
         write_json(tmp_path / "afile" / "sub" / "x.json", {})
+
+
+def test_a_plot_stopped_mid_write_leaves_the_previous_one(tmp_path: Path) -> None:
+    """Plots were saved in place: a run stopped while one was written left a cut-off PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agent.common.files import write_png
+
+    path = tmp_path / "loss.png"
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3])
+    write_png(path, fig, dpi=50)
+    plt.close(fig)
+    before = path.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    class StoppedFigure:
+        def savefig(self, f, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            Path(f).write_bytes(b"\x89PNG cut")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_png(path, StoppedFigure(), dpi=50)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["loss.png"]
