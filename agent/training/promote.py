@@ -11,13 +11,14 @@ not match the manifest is refused by the bot with a message naming it, never loa
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent.common.files import replacing
 from agent.nets.manifest import (
     MODELS_DIR,
     ModelError,
@@ -116,12 +117,6 @@ def held_out_warnings(net_paths: Sequence[str | Path], test_dirs: Sequence[Path]
     return lines
 
 
-def _atomic_copy(src: Path, dst: Path) -> Path:
-    tmp = dst.with_name(f".{dst.name}.promote")
-    shutil.copyfile(src, tmp)
-    return tmp
-
-
 def promote(
     candidate: Path,
     name: str,
@@ -176,23 +171,24 @@ def promote(
         "difference_per_situation": [diff, half],
         "replaced_sha256": shipped["sha256"],
     }
-    moves, stale = [], []
-    for suffix in COMPANIONS:
-        src = candidate.with_name(candidate.name.removesuffix(".pt") + suffix)
-        dst = target.with_name(target.name.removesuffix(".pt") + suffix)
-        if src.exists():
-            moves.append((_atomic_copy(src, dst), dst))
-        elif dst.exists():
-            stale.append(dst)  # the replaced network's loss curve would pass for the new one's
-    if sha256_of(moves[0][0]) != new["sha256"]:
-        raise ModelError(f"{candidate}: changed while it was copied")
     data = read_manifest(manifest)
     data["models"][name] = record
-    tmp_manifest = manifest.with_name(f".{manifest.name}.promote")
-    tmp_manifest.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    for tmp, dst in moves:
-        os.replace(tmp, dst)
-    os.replace(tmp_manifest, manifest)
+    stale = []
+    # every file staged under a temporary name first (all removed if one fails), then renamed in the
+    # reverse order: the network and its companions, the manifest last
+    with ExitStack() as staged:
+        staged.enter_context(replacing(manifest)).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        copies = []
+        for suffix in COMPANIONS:
+            src = candidate.with_name(candidate.name.removesuffix(".pt") + suffix)
+            dst = target.with_name(target.name.removesuffix(".pt") + suffix)
+            if src.exists():
+                copies.append(staged.enter_context(replacing(dst)))
+                shutil.copyfile(src, copies[-1])
+            elif dst.exists():
+                stale.append(dst)  # the replaced network's loss curve would pass for the new one's
+        if sha256_of(copies[0]) != new["sha256"]:
+            raise ModelError(f"{candidate}: changed while it was copied")
     for path in stale:
         path.unlink()
     return replace(result, written=True)

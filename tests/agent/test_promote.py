@@ -285,3 +285,19 @@ def test_eval_nets_splits_each_networks_loss_by_pot(river: Path, capsys: pytest.
     assert pot_bands(np.array([500.0, 500.0]), 4) == [500.0, 500.0]
     with pytest.raises(ValueError, match="no situation with a value"):
         pot_bands(np.array([]), 4)
+
+
+def test_a_promotion_that_fails_midway_changes_nothing_and_leaves_no_debris(river: Path, tmp_path: Path) -> None:
+    """Each file was copied to a fixed name beside its target and the manifest written to another; a copy
+    that failed left those behind (and a planted link of such a name would have been written through)."""
+    import shutil
+
+    cand = tmp_path / "cand"
+    shutil.copytree(river / "good", cand)
+    (cand / "good.history.json").unlink()
+    (cand / "good.history.json").mkdir()  # its copy fails after the network's
+    models = river / "models"
+    before = {p.name: p.read_bytes() for p in models.iterdir() if p.is_file()}
+    assert main(["promote", str(cand / "good.pt"), "--as", "river-x", "--manifest", str(models / "manifest.json"),
+                 "--test", str(river / "test"), "--force"]) == 1  # fmt: skip
+    assert {p.name: p.read_bytes() for p in models.iterdir()} == before  # every file as it was, nothing beside them
