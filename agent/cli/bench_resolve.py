@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--hands", type=int, default=20, help="hands of the fixed match (default 20, both seatings: 40)")
     p.add_argument("--seed", type=seed, default=11, help="seed of the fixed match's deal")
-    p.add_argument("--config", type=path_arg, default=None, help="config file (default: the shipped config.yaml)")
+    p.add_argument(
+        "--config", type=path_arg, default=None, help="config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)"
+    )
     p.add_argument(
         "--log-dir",
         type=path_arg,

@@ -128,7 +128,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p_eval = bsub.add_parser(
         "eval",
-        help="exact exploitability of a blueprint (small games)",
+        help="exact exploitability of a blueprint (Leduc)",
         description="The blueprint's average strategy measured by the exact best response (Leduc): "
         "exploitability in mbb/g and the game value it gets, as JSON.",
         epilog=example("deepstack blueprint eval models/blueprint/leduc-limit.npz"),

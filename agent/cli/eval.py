@@ -55,7 +55,7 @@ EXAMPLES = {
         "a folder written by 'deepstack match leduc 300 deepstack random --duplicate --log-dir runs/leduc-vs-random'",
     ),
 }
-CONFIG_HELP = "config file (default: the shipped config.yaml)"
+CONFIG_HELP = "config file (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)"
 ESTIMATE_NOTE = "Win rates are printed in mbb/g as mean ± half-width of the 95% confidence interval: '+X ± Y mbb/g (95% CI)'."
 
 
@@ -64,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     AIVAT, clock, nets, plot."""
     p = sub.add_parser(
         "eval",
-        help="evaluate a bot (exploitability, policy export, LBR, AIVAT)",
+        help="evaluate a bot (exploitability, policy export, LBR, AIVAT, think times, networks, plots)",
         description="Evaluation tools; 'deepstack eval TOOL --help' explains each.",
         epilog=EXAMPLES["exploitability"],
         formatter_class=HelpFormatter,
@@ -269,7 +269,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hold'em: also draw the bot's 13x13 strategy grids after this pre-flop betting line ('' = first decision); "
         "repeatable (default: none)",
     )
-    q.add_argument("--config", type=path_arg, default=None, help="config for --grid (default: the shipped config.yaml)")
+    q.add_argument(
+        "--config",
+        type=path_arg,
+        default=None,
+        help="config for --grid (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)",
+    )
     q.add_argument(
         "--grid-bot",
         choices=("deepstack", "blueprint"),

@@ -133,7 +133,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--batch",
         default="auto",
         metavar="N|auto",
-        help="hold'em turn and flop: situations per solver call, solved together as one forest (default auto: "
+        help="hold'em river, turn and flop: situations per solver call, solved together as one forest (default auto: "
         "one at a time on the CPU, on a GPU as many as half its free memory holds)",
     )
     p.add_argument("--out", type=path_arg, required=True, help="output folder (resumed when it holds this run's shards)")

@@ -79,7 +79,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="dealer limit: average ms per hand (built-in bots plan with it where the config's bot.time is looser; default 7000)",
     )
     p.add_argument("--deck", choices=["high", "low"], default="high", help="reduced-deck convention of the dealer")
-    p.add_argument("--config", type=path_arg, default=None, help="config of built-in bots (default: the shipped config.yaml)")
+    p.add_argument(
+        "--config",
+        type=path_arg,
+        default=None,
+        help="config of built-in bots (default: $DEEPSTACK_CONFIG, else the shipped config.yaml)",
+    )
     p.add_argument(
         "--start-timeout",
         type=float,

@@ -46,7 +46,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="also re-solve up to N first-round decisions on the abstraction's own lines, per deck convention "
         "(the shipped Leduc caches hold all of them; default 0: the first states only)",
     )
-    p.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"], help="default: the config's device")
+    p.add_argument(
+        "--device",
+        default=None,
+        choices=["auto", "cpu", "cuda"],
+        help="where the first states are solved (default: the config's device)",
+    )
     p.set_defaults(func=run)
 
 
