@@ -584,6 +584,10 @@ def test_spots_and_paired_folders_of_the_wrong_kind_are_named(tmp_path: Path, ca
         "is a folder; give the picture's file name"
     )
     assert not (tmp_path / "pics.png").exists()
+    svg = tmp_path / "paired.svg"  # the picture is PNG data: it would be written under a name that says SVG
+    assert _refused(["eval", "lbr-paired", str(tmp_path), str(tmp_path), "--png", str(svg)], capsys).endswith(
+        f"--png {svg}: give a .png file"
+    )
 
 
 def _aivat_log_of_an_edited_first_hand(

@@ -479,7 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--turn-algorithm",
         default="cfr+",
-        help="CFR variant of the turn and flop solves (default cfr+, as the first benchmark rows; deepstack generate runs dcfr)",
+        help="CFR variant of the river, turn and flop solves (default cfr+, as the first benchmark rows; "
+        "deepstack generate runs dcfr)",
         choices=["cfr+", "dcfr", "hybrid", "dcfr+"],
     )
     p.add_argument(

@@ -199,6 +199,9 @@ def run_lbr_paired_cli(args: argparse.Namespace) -> int:
     if args.png and Path(args.png).is_dir():  # matplotlib wrote FOLDER.png beside it, without a word
         print(f"deepstack eval lbr-paired: error: --png {args.png}: is a folder; give the picture's file name", file=sys.stderr)
         return 2
+    if args.png and Path(args.png).suffix.lower() != ".png":  # the picture is PNG data, whatever the name says
+        print(f"deepstack eval lbr-paired: error: --png {args.png}: give a .png file", file=sys.stderr)
+        return 2
     try:
         result = compare_lbr_runs(Path(args.a), Path(args.b), Path(args.png) if args.png else None)
     except (GameDefError, ValueError) as exc:

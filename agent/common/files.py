@@ -45,12 +45,13 @@ _MODE = 0o666 & ~_read_umask()
 
 
 @contextmanager
-def replacing(path: str | Path) -> Iterator[Path]:
+def replacing(path: str | Path, through_links: bool = True) -> Iterator[Path]:
     """A temporary path to write ``path``'s new content to; renamed over ``path`` when the block
     ends, removed when it raises. The file gets the permissions any file the user writes gets; a
-    ``path`` that is a link is written through (its target replaced, the link kept)."""
+    ``path`` that is a link is written through (its target replaced, the link kept), or with
+    ``through_links`` False replaced itself (its target left as it was)."""
     path = Path(path)
-    if path.is_symlink():
+    if through_links and path.is_symlink():
         path = path.resolve()
     if not path.parent.is_dir():
         blocker = next((p for p in path.parents if p.is_file()), None)

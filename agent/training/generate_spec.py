@@ -48,8 +48,8 @@ class GenerateSpec:
     dcfr_alpha: float = 1.5
     dcfr_beta: float = -math.inf
     dcfr_gamma: float = 4.0
-    #: situations per solver call where each would get a lookahead of its own (hold'em turn and
-    #: flop; not Leduc's last round, batched its own way): a forest, :mod:`agent.solver.forest`. None:
+    #: situations per solver call where each would get a lookahead of its own (hold'em river, turn
+    #: and flop; not Leduc's last round, batched its own way): a forest, :mod:`agent.solver.forest`. None:
     #: one at a time on the CPU, on a GPU as many as half its free memory holds
     batch: int | None = None
     #: the fraction of situations whose ranges leave hands out (each possible hand of each player

@@ -182,10 +182,11 @@ def promote(
         for suffix in COMPANIONS:
             src = candidate.with_name(candidate.name.removesuffix(".pt") + suffix)
             dst = target.with_name(target.name.removesuffix(".pt") + suffix)
-            if src.exists():
-                copies.append(staged.enter_context(replacing(dst)))
+            if suffix == ".pt" or src.exists():  # the network itself always (gone since it was scored: an error)
+                # a link in models/ is replaced, not written through: the file it pointed to stays as it was
+                copies.append(staged.enter_context(replacing(dst, through_links=False)))
                 shutil.copyfile(src, copies[-1])
-            elif dst.exists():
+            elif dst.exists() or dst.is_symlink():
                 stale.append(dst)  # the replaced network's loss curve would pass for the new one's
         if sha256_of(copies[0]) != new["sha256"]:
             raise ModelError(f"{candidate}: changed while it was copied")

@@ -301,3 +301,19 @@ def test_a_promotion_that_fails_midway_changes_nothing_and_leaves_no_debris(rive
     assert main(["promote", str(cand / "good.pt"), "--as", "river-x", "--manifest", str(models / "manifest.json"),
                  "--test", str(river / "test"), "--force"]) == 1  # fmt: skip
     assert {p.name: p.read_bytes() for p in models.iterdir()} == before  # every file as it was, nothing beside them
+
+
+def test_a_linked_network_in_models_is_replaced_not_written_through(river: Path, tmp_path: Path) -> None:
+    """Promotion writes the candidate over the link itself, as a rename always did: the file the link pointed
+    to (another run's output, with its own manifest) stays as it was."""
+    import shutil
+
+    models = river / "models"
+    run = tmp_path / "run"
+    shutil.copytree(river / "bad", run)
+    kept = (run / "bad.pt").read_bytes()
+    (models / "river-x.pt").unlink()
+    (models / "river-x.pt").symlink_to(run / "bad.pt")
+    assert _promote(river, "good/good.pt", "--test", str(river / "test"), "--force") == 0
+    assert not (models / "river-x.pt").is_symlink() and (run / "bad.pt").read_bytes() == kept
+    assert sha256_of(models / "river-x.pt") == sha256_of(river / "good" / "good.pt")
