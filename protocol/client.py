@@ -12,6 +12,8 @@ with the same :class:`LineBuffer`), so a peer that never ends a line cannot fill
 
 from __future__ import annotations
 
+import math
+import numbers
 import socket
 import time
 from collections.abc import Callable
@@ -156,33 +158,54 @@ def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
 
 
 def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
-    """The bot's action if it is legal; otherwise the nearest legal one (a raise's size clamped to
-    the legal range; anything else, or a bot error: check, or fold to a bet). Second item: replaced?"""
+    """The bot's action if it is legal; otherwise the nearest legal one, as the ACPC dealer would
+    correct it (a raise's size clamped to the legal range; a raise where none is allowed, or a call
+    given a size: a call; a fold with nothing to call: a check); a bot error or an answer that is no
+    usable action: check, or fold to a bet. Second item: replaced?"""
     state = view.state
     # what replaces a failed or unusable decision costs nothing more: check, or fold to a bet (a
     # call could be of an all-in, the whole stack on a bug)
     cheapest = CALL if state.amount_to_call() == 0 else FOLD
     try:
-        action = bot.act(view)
+        answer = bot.act(view)
     except Exception:  # a decision must never end the match
         log.exception("bot_error", hand=view.hand_id, betting=state.betting_string(), sent=str(cheapest))
         return cheapest, True
-    if isinstance(action, Action) and state.is_legal(action):
+    action = _usable(answer)
+    if action is not None and state.is_legal(action):
         if state.game.is_limit and action.kind is ActionKind.RAISE:
             return LIMIT_RAISE, False  # a limit raise's size is implied: the wire says `r` alone
-        return action, False
+        return action, False  # the same decision, written as the wire wants it
     fallback = cheapest
     bounds = state.raise_bounds()
-    if isinstance(action, Action) and action.kind is ActionKind.RAISE and bounds is not None:
+    if action is not None and action.kind is ActionKind.RAISE and bounds is not None:
         fallback = raise_to(min(max(action.size, bounds[0]), bounds[1])) if state.game.is_nolimit else LIMIT_RAISE
+    elif action is not None and action.kind is not ActionKind.FOLD:  # no raise allowed, or a sized call
+        fallback = CALL
     log.error(
         "illegal_action_replaced",
         hand=view.hand_id,
         betting=state.betting_string(),
-        action=str(action),
+        action=repr(answer) if action is None else str(action),
         sent=str(fallback),
     )
     return fallback, True
+
+
+def _usable(answer: object) -> Action | None:
+    """``answer`` as an :class:`Action` of an :class:`ActionKind` and a whole number of chips, or
+    None: a plain int for the kind wrote a bare ``r`` for a raise, a size of 600.0 wrote ``r600.0``, and
+    a size of NaN or None raised out of the match."""
+    if not isinstance(answer, Action):
+        return None
+    try:
+        kind = ActionKind(answer.kind)
+    except ValueError:
+        return None
+    size = answer.size
+    if isinstance(size, bool) or not isinstance(size, numbers.Real) or not math.isfinite(size):
+        return None
+    return Action(kind, round(size))
 
 
 def open_session(host: str, port: int, connect_timeout: float = 30.0) -> socket.socket:

@@ -14,7 +14,7 @@ from protocol.bot import BaseBot
 from protocol.client import LineBuffer, connect, play
 from protocol.gamedef import Game
 from protocol.matchstate import MatchState
-from protocol.state import Action, raise_to
+from protocol.state import Action, ActionKind, raise_to
 
 # Hand 2 of the capture, seen by position 0, and hand 3 (an all-in) seen by position 1.
 HAND = [
@@ -300,3 +300,32 @@ def test_connect_gives_up_with_a_clear_error() -> None:
     s.close()
     with pytest.raises(ConnectionError, match=f"could not connect to 127.0.0.1:{port} within 0.3 s"):
         connect("127.0.0.1", port, timeout_s=0.3)
+
+
+def test_a_wrong_action_is_corrected_as_the_dealer_would_and_a_malformed_one_never_ends_the_match(hunl: Game, hul: Game) -> None:
+    """A raise where none is allowed, and a call given a size, went out as a fold (the dealer makes them a
+    call); a raise of NaN or None raised out of the match (a traceback, the seat dropped mid-hand); a plain int
+    for the kind wrote a bare ``r``, a float size ``r600.0``."""
+    from protocol.client import safe_action
+    from protocol.matchstate import parse_matchstate
+
+    def answer(action: object, line: str, game: Game) -> tuple[str, bool]:
+        class Fixed(BaseBot):
+            def act(self, view: MatchState) -> Action:
+                return action  # type: ignore[return-value]
+
+        sent, replaced = safe_action(Fixed(), parse_matchstate(line, game))
+        return str(sent), replaced
+
+    shove = "MATCHSTATE:0:0:r20000:7h2c|"
+    assert answer(raise_to(20000), shove, hunl) == ("c", True)  # no raise left: the call it meant
+    assert answer(Action(ActionKind.CALL, 300), "MATCHSTATE:0:0:r300:7h2c|", hunl) == ("c", True)
+    assert answer(Action(ActionKind.RAISE), "MATCHSTATE:1:0:rrr:|8d9h", hul) == ("c", True)  # the cap reached
+    assert answer(Action(ActionKind.FOLD), "MATCHSTATE:0:0:c:7h2c|", hunl) == ("c", True)  # nothing to call
+    opening = "MATCHSTATE:1:0::|7h2c"
+    assert answer(Action(2, 600), opening, hunl) == ("r600", False)  # type: ignore[arg-type]
+    assert answer(Action(ActionKind.RAISE, 600.0), opening, hunl) == ("r600", False)  # type: ignore[arg-type]
+    checked_to = "MATCHSTATE:0:0:cc/:7h2c|/2s3d4h"
+    for size in (float("nan"), None, "600", float("inf")):  # no usable decision: check, or fold to a bet
+        assert answer(Action(ActionKind.RAISE, size), checked_to, hunl) == ("c", True)  # type: ignore[arg-type]
+        assert answer(Action(ActionKind.RAISE, size), shove, hunl) == ("f", True)  # type: ignore[arg-type]
