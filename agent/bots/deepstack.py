@@ -207,11 +207,15 @@ class DeepStackBot(BaseBot):
         if self._seat is None:  # no hand was ever set up: act() checks or folds (degraded)
             return
         if not self._degraded and not self._starved:  # a starved hand is checked or folded to its end
+            began = time.monotonic()
             try:
                 self._seat.resolver.observe(view.state)
             except Exception:
                 log.exception("observe_failed", hand=view.hand_id, betting=view.state.betting_string())
                 self._degraded = True
+            if not view.is_our_turn:  # a new street's catch-up on the opponent's line: a fast opponent's
+                # answer puts us to act while it runs, on the dealer's clock (charged like a decision)
+                self.timing.spent(time.monotonic() - began)
         if view.state.finished:  # keep the resident memory flat
             # the dealer may already have sent the next hand's first line, and when we act first
             # our clock runs: the next hand pays for the trim, as the first one pays for start-up

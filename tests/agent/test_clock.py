@@ -136,3 +136,22 @@ def test_a_line_of_no_street_of_the_game_is_not_counted(tmp_path: Path) -> None:
     ]
     log.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
     assert set(clock_report([log], rounds=2)) == {"round 1"}
+
+
+def test_a_new_streets_catch_up_on_the_opponents_line_is_charged() -> None:
+    """The board card often comes on the opponent's line (we act second): the work it starts (buckets, a
+    network call, here Leduc's chance update) ran while a fast opponent's answer could already put us to
+    act on the dealer's clock, and the bank never learned of it."""
+    from agent.bots.config import load_config
+    from agent.bots.deepstack import DeepStackBot
+    from protocol.gamedef import load_game
+    from protocol.matchstate import parse_matchstate
+
+    game = load_game("leduc")
+    bot = DeepStackBot(game, load_config(), seed=1)
+    first = parse_matchstate("MATCHSTATE:1:0:c:|Kh", game)  # the opponent checked: we act
+    bot.observe(first)
+    assert str(bot.act(first)) == "c"  # (seeded: the shipped first-round strategy checks back here)
+    used = bot.timing.used_s
+    bot.observe(parse_matchstate("MATCHSTATE:1:0:cc/:|Kh/Qs", game))  # the board card, the opponent to act
+    assert bot.timing.used_s > used
