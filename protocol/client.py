@@ -171,7 +171,7 @@ def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
     except Exception:  # a decision must never end the match
         log.exception("bot_error", hand=view.hand_id, betting=state.betting_string(), sent=str(cheapest))
         return cheapest, True
-    action = _usable(answer)
+    action = _usable(answer, state.game.is_nolimit)
     if action is not None and state.is_legal(action):
         if state.game.is_limit and action.kind is ActionKind.RAISE:
             return LIMIT_RAISE, False  # a limit raise's size is implied: the wire says `r` alone
@@ -192,20 +192,25 @@ def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
     return fallback, True
 
 
-def _usable(answer: object) -> Action | None:
+def _usable(answer: object, nolimit: bool) -> Action | None:
     """``answer`` as an :class:`Action` of an :class:`ActionKind` and a whole number of chips, or
     None: a plain int for the kind wrote a bare ``r`` for a raise, a size of 600.0 wrote ``r600.0``, and
-    a size of NaN or None raised out of the match."""
+    a raise of NaN or None raised out of the match. Only a no-limit raise has a size; any other's is
+    dropped, as the dealer ignores it."""
     if not isinstance(answer, Action):
         return None
     try:
         kind = ActionKind(answer.kind)
     except ValueError:
         return None
+    if kind is not ActionKind.RAISE or not nolimit:
+        return Action(kind)
     size = answer.size
-    if isinstance(size, bool) or not isinstance(size, numbers.Real) or not math.isfinite(size):
-        return None
-    return Action(kind, round(size))
+    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        return Action(kind, int(size))  # however large: clamped to the stack below
+    if isinstance(size, numbers.Real) and not isinstance(size, bool) and math.isfinite(size):
+        return Action(kind, round(size))
+    return None
 
 
 def open_session(host: str, port: int, connect_timeout: float = 30.0) -> socket.socket:

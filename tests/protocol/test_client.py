@@ -319,7 +319,10 @@ def test_a_wrong_action_is_corrected_as_the_dealer_would_and_a_malformed_one_nev
 
     shove = "MATCHSTATE:0:0:r20000:7h2c|"
     assert answer(raise_to(20000), shove, hunl) == ("c", True)  # no raise left: the call it meant
-    assert answer(Action(ActionKind.CALL, 300), "MATCHSTATE:0:0:r300:7h2c|", hunl) == ("c", True)
+    assert answer(Action(ActionKind.CALL, 300), "MATCHSTATE:0:0:r300:7h2c|", hunl) == ("c", False)  # size dropped
+    assert answer(Action(ActionKind.CALL, None), "MATCHSTATE:0:0:r300:7h2c|", hunl) == ("c", False)  # type: ignore[arg-type]
+    assert answer(Action(ActionKind.RAISE, None), "MATCHSTATE:1:0::|8d9h", hul) == ("r", False)  # type: ignore[arg-type]
+    assert answer(raise_to(10**400), "MATCHSTATE:1:0::|7h2c", hunl) == ("r20000", True)  # clamped, not an OverflowError
     assert answer(Action(ActionKind.RAISE), "MATCHSTATE:1:0:rrr:|8d9h", hul) == ("c", True)  # the cap reached
     assert answer(Action(ActionKind.FOLD), "MATCHSTATE:0:0:c:7h2c|", hunl) == ("c", True)  # nothing to call
     opening = "MATCHSTATE:1:0::|7h2c"
