@@ -24,7 +24,7 @@ from protocol.bot import Bot
 from protocol.gamedef import SHORT_NAMES, Game, load_game
 from protocol.logs import get_logger, process_seconds
 from protocol.matchstate import MatchState, MatchStateError, parse_matchstate
-from protocol.state import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, raise_to
+from protocol.state import CALL, FOLD, Action, ActionKind, raise_to
 
 VERSION_LINE = b"VERSION:2.0.0\r\n"
 #: The longest line (bytes before its ``\n``) either side reads: the ACPC dealer's read buffer
@@ -173,14 +173,12 @@ def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
         return cheapest, True
     action = _usable(answer, state.game.is_nolimit)
     if action is not None and state.is_legal(action):
-        if state.game.is_limit and action.kind is ActionKind.RAISE:
-            return LIMIT_RAISE, False  # a limit raise's size is implied: the wire says `r` alone
-        return action, False  # the same decision, written as the wire wants it
+        return action, False  # the same decision, written as the wire wants it (a limit raise: `r` alone)
     fallback = cheapest
     bounds = state.raise_bounds()
-    if action is not None and action.kind is ActionKind.RAISE and bounds is not None:
-        fallback = raise_to(min(max(action.size, bounds[0]), bounds[1])) if state.game.is_nolimit else LIMIT_RAISE
-    elif action is not None and action.kind is not ActionKind.FOLD:  # no raise allowed, or a sized call
+    if action is not None and action.kind is ActionKind.RAISE and bounds is not None:  # a no-limit size out of range
+        fallback = raise_to(min(max(action.size, bounds[0]), bounds[1]))
+    elif action is not None and action.kind is ActionKind.RAISE:  # no raise allowed: the call it meant
         fallback = CALL
     log.error(
         "illegal_action_replaced",
@@ -206,11 +204,11 @@ def _usable(answer: object, nolimit: bool) -> Action | None:
     if kind is not ActionKind.RAISE or not nolimit:
         return Action(kind)
     size = answer.size
-    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
-        return Action(kind, int(size))  # however large: clamped to the stack below
-    if isinstance(size, numbers.Real) and not isinstance(size, bool) and math.isfinite(size):
-        return Action(kind, round(size))
-    return None
+    if isinstance(size, bool) or not isinstance(size, numbers.Real):
+        return None
+    if isinstance(size, numbers.Integral):
+        return Action(kind, int(size))  # however large: clamped to the stack by the caller
+    return Action(kind, round(size)) if math.isfinite(size) else None
 
 
 def open_session(host: str, port: int, connect_timeout: float = 30.0) -> socket.socket:
