@@ -141,9 +141,16 @@ class ClientSummary:
 
 def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
     """Connect, retrying with exponential backoff until ``timeout_s`` has passed."""
+    return _dial(host, port, timeout_s)[0]
+
+
+def _dial(host: str, port: int, timeout_s: float) -> tuple[socket.socket, float]:
+    """:func:`connect`, and the seconds its successful attempt took: about one round trip to the
+    dealer (the TCP handshake), what a reply costs on the dealer's clock beyond our thinking."""
     deadline = time.monotonic() + timeout_s
     delay = 0.05
     while True:
+        began = time.monotonic()
         try:
             sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
         except OSError as exc:
@@ -152,9 +159,10 @@ def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
             time.sleep(delay)
             delay = min(1.0, delay * 2)
             continue
+        handshake = time.monotonic() - began
         sock.settimeout(None)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
+        return sock, handshake
 
 
 def safe_action(bot: Bot, view: MatchState) -> tuple[Action, bool]:
@@ -214,13 +222,20 @@ def _usable(answer: object, nolimit: bool) -> Action | None:
 def open_session(host: str, port: int, connect_timeout: float = 30.0) -> socket.socket:
     """Connect to the dealer and send the version line: the seat is taken. The dealer's first
     state may then wait in the socket while the bot gets ready."""
-    sock = connect(host, port, connect_timeout)
+    sock, handshake = _dial(host, port, connect_timeout)
     try:
         sock.sendall(VERSION_LINE)
     except OSError:
         sock.close()
         raise
-    log.info("startup", phase="connected", dealer=f"{host}:{port}", since_process_start_s=process_seconds())
+    log.info(
+        "startup",
+        phase="connected",
+        dealer=f"{host}:{port}",
+        # about one round trip: bot.time.latency_ms (play --latency) for a remote dealer
+        handshake_ms=round(1000 * handshake, 2),
+        since_process_start_s=process_seconds(),
+    )
     return sock
 
 

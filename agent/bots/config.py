@@ -242,6 +242,10 @@ class TimeConfig:
     #: a re-solve the clock stops before this many iterations (or its own count, if lower) is not
     #: played: its average strategy is still near uniform, all-in included; the bot checks or folds
     min_iterations: int = 20
+    #: the network's round trip to the dealer, ms: the dealer's clock runs while our answer travels
+    #: (and the state before it), which the bot cannot measure; charged per reply and reserved for the
+    #: replies a hand may still need (a remote dealer: its ping time; 0 on loopback)
+    latency_ms: float = 0.0
 
     def __post_init__(self) -> None:
         for key in ("t_per_hand_ms", "t_response_ms", "t_hand_ms", "min_iterations"):
@@ -254,6 +258,8 @@ class TimeConfig:
         # the bot cannot time (reading, answering, other programs: ~26 ms a decision measured)
         if not 0.0 < self.safety <= MAX_SAFETY:
             raise ConfigError(f"safety: {self.safety} is not in (0, {MAX_SAFETY}]")
+        if not 0.0 <= self.latency_ms < self.t_response_ms:  # NaN fails too
+            raise ConfigError(f"latency_ms: {self.latency_ms} is not in [0, t_response_ms {self.t_response_ms})")
 
 
 @dataclass(frozen=True)

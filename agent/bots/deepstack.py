@@ -165,7 +165,12 @@ class DeepStackBot(BaseBot):
     def _new_budget(self) -> TimeBudget:
         tc = self.config.bot.time
         return TimeBudget(
-            tc.t_per_hand_ms / 1000, tc.t_response_ms / 1000, tc.t_hand_ms / 1000, tc.safety, rounds=self.game.num_rounds
+            tc.t_per_hand_ms / 1000,
+            tc.t_response_ms / 1000,
+            tc.t_hand_ms / 1000,
+            tc.safety,
+            rounds=self.game.num_rounds,
+            latency_s=tc.latency_ms / 1000,
         )
 
     def start_match(self, game: Game) -> None:
@@ -266,7 +271,7 @@ class DeepStackBot(BaseBot):
                 action=str(action),
                 think_ms=round(1000 * (time.monotonic() - start), 2),
             )
-        self.timing.spent(time.monotonic() - start)
+        self.timing.spent(time.monotonic() - start, reply=True)
         return action
 
     def _out_of_time(self, view: MatchState, start: float, reason: str, **detail: int) -> Action:
@@ -287,7 +292,7 @@ class DeepStackBot(BaseBot):
             think_ms=round(1000 * (time.monotonic() - start), 2),
             **detail,
         )
-        self.timing.spent(time.monotonic() - start)
+        self.timing.spent(time.monotonic() - start, reply=True)
         return action
 
     def _iterations_floor(self, round_: int) -> int:

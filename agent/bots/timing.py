@@ -4,7 +4,9 @@ The ACPC dealer allows ``t_per_hand`` milliseconds per hand on average over the 
 match (and ``t_response`` per reply, ``t_hand`` per hand). The budget of a decision is a
 share of what is banked (a safety fraction of the average allowance of the hands played so
 far and of this one, minus the time used) spread over the decisions this hand may still
-need, capped by the per-reply and per-hand limits, all scaled by the safety factor again.
+need, capped by the per-reply and per-hand limits, all scaled by the safety factor again. The
+network's round trip to the dealer (``latency_s``, known only from the config) is charged per
+reply and kept back for each reply still expected.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class TimeBudget:
     safety: float = 0.7
     #: rounds of the game (the decisions still expected are those of the last rounds of hold'em's table)
     rounds: int = 4
+    #: the network's round trip per reply: on the dealer's clock, never on ours
+    latency_s: float = 0.0
     hands: int = 0
     used_s: float = 0.0
     #: recent re-solves per round: (seconds, iterations, seconds of the iterations)
@@ -56,16 +60,20 @@ class TimeBudget:
             EXPECTED_DECISIONS_LEFT[-self.rounds :] if self.rounds <= len(EXPECTED_DECISIONS_LEFT) else EXPECTED_DECISIONS_LEFT
         )
         left = table[min(round_, len(table) - 1)]
-        share = max(0.0, banked) / left
+        # each reply still expected, this one included, travels to the dealer on its clock
+        share = max(0.0, banked - left * self.latency_s) / left
+        if self.latency_s:  # the per-reply limit less this trip, the hand's less all those it may still need
+            cap = min(self.t_response_s - self.latency_s, self.t_hand_s - self.hand_used_s - left * self.latency_s)
         return max(0.0, self.safety * min(share, cap))
 
     def deadline(self, round_: int, started: float) -> float:
         """Absolute ``clock()`` deadline of a decision that started at ``started``."""
         return started + self.budget(round_)
 
-    def spent(self, seconds: float) -> None:
+    def spent(self, seconds: float, reply: bool = False) -> None:
         """``seconds`` of the dealer's clock went to us (a decision, or start-up charged to the next hand):
-        counted against the match's bank and the hand's cap."""
+        counted against the match's bank and the hand's cap; a ``reply`` also pays its round trip."""
+        seconds += self.latency_s if reply else 0.0
         self.used_s += seconds
         self.hand_used_s += seconds
 

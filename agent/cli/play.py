@@ -14,6 +14,7 @@ from agent.cli.common import (
     HelpFormatter,
     host,
     load_game_or_exit,
+    non_negative_float,
     os_reason,
     path_arg,
     port,
@@ -89,18 +90,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             help=f"the dealer's limit, {what}, as its option of the same name: the bot plans with it where the "
             "config's bot.time is looser (default: the config's)",
         )
+    p.add_argument(
+        "--latency",
+        type=non_negative_float,
+        default=None,
+        metavar="MS",
+        help="the network's round trip to the dealer in ms (a remote dealer: its ping time; the log's "
+        "handshake_ms at connection is about one): charged per reply, on the dealer's clock "
+        "but not the bot's (default: the config's bot.time.latency_ms, 0)",
+    )
     p.set_defaults(func=_run_play)
 
 
-def plan_with_limits(config: Config, t_response: int | None, t_hand: int | None, t_per_hand: int | None) -> Config:
+def plan_with_limits(
+    config: Config, t_response: int | None, t_hand: int | None, t_per_hand: int | None, latency: float | None = None
+) -> Config:
     """``config`` whose bots plan their thinking with the dealer's limits, or the config's where
-    those are tighter (a bot may plan with less time than it is given, never with more)."""
+    those are tighter (a bot may plan with less time than it is given, never with more), and with
+    ``latency`` ms of round trip per reply if given. ConfigError: a latency the limits leave no room for."""
     t = config.bot.time
     limits = replace(
         t,
         t_response_ms=min(t.t_response_ms, t_response or t.t_response_ms),
         t_hand_ms=min(t.t_hand_ms, t_hand or t.t_hand_ms),
         t_per_hand_ms=min(t.t_per_hand_ms, t_per_hand or t.t_per_hand_ms),
+        latency_ms=t.latency_ms if latency is None else latency,
     )
     return replace(config, bot=replace(config.bot, time=limits))
 
@@ -113,7 +127,11 @@ def _run_play(args: argparse.Namespace) -> int:
         return 2
     if args.device is not None:
         config = replace(config, device=args.device)
-    config = plan_with_limits(config, args.t_response, args.t_hand, args.t_per_hand)
+    try:
+        config = plan_with_limits(config, args.t_response, args.t_hand, args.t_per_hand, args.latency)
+    except ConfigError as exc:
+        print(f"deepstack play: error: bot.time.{exc} (the config, or --latency and the dealer limits given)", file=sys.stderr)
+        return 2
     log_json = args.log_json or config.logging.json_path
     try:
         configure_logging(config.logging.level, log_json)

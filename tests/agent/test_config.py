@@ -72,6 +72,12 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
         ({"bot": {"time": {"safety": 1.5}}}, "bot.time.safety: 1.5 is not in (0, 0.9]"),
         ({"bot": {"time": {"safety": 1.0}}}, "bot.time.safety: 1.0 is not in (0, 0.9]"),
         ({"bot": {"time": {"safety": 0}}}, "bot.time.safety: 0.0 is not in (0, 0.9]"),
+        ({"bot": {"time": {"latency_ms": -1}}}, "bot.time.latency_ms: -1.0 is not in [0, t_response_ms 600000)"),
+        ({"bot": {"time": {"latency_ms": float("nan")}}}, "bot.time.latency_ms: nan is not in [0, t_response_ms 600000)"),
+        (
+            {"bot": {"time": {"latency_ms": 500, "t_response_ms": 500}}},
+            "bot.time.latency_ms: 500.0 is not in [0, t_response_ms 500)",
+        ),
         ({"bot": {"time": {"t_per_hand_ms": 0}}}, "bot.time.t_per_hand_ms: 0 is not positive"),
         ({"bot": {"time": {"t_response_ms": -5}}}, "bot.time.t_response_ms: -5 is not positive"),
     ],

@@ -78,6 +78,46 @@ def test_spending_every_budget_keeps_a_reserve_of_the_allowance() -> None:
     assert budget.used_s >= 0.6 * 7.0 * 500  # and most of what is banked is used
 
 
+def test_the_round_trip_to_the_dealer_is_charged_per_reply_and_kept_back() -> None:
+    """``latency_s`` runs on the dealer's clock for every reply: each reply pays it, and a budget
+    leaves it for this reply and each one the hand may still need."""
+    far = TimeBudget(1.0, 600.0, 600.0, safety=1.0, rounds=2, latency_s=0.1)
+    far.start_hand()
+    assert far.budget(0) == pytest.approx((1.0 - 2 * 0.1) / 2)  # two replies expected pre-flop
+    assert far.budget(1) == pytest.approx(1.0 - 0.1)
+    far.spent(0.2, reply=True)
+    assert far.used_s == pytest.approx(0.3) and far.hand_used_s == pytest.approx(0.3)
+    far.spent(0.2)  # not a reply (a street's catch-up): no round trip
+    assert far.used_s == pytest.approx(0.5)
+    capped = TimeBudget(100.0, 0.5, t_hand_s=1.0, safety=1.0, rounds=2, latency_s=0.1)
+    capped.start_hand()
+    assert capped.budget(1) == pytest.approx(0.4)  # the per-reply limit, less the way there and back
+    assert capped.budget(0) == pytest.approx(0.4)  # per hand: 1.0 less two round trips leaves more
+    capped.spent(0.5, reply=True)
+    assert capped.budget(1) == pytest.approx(0.3)  # what the hand has left (0.4) less this reply's trip
+    never = TimeBudget(1.0, 600.0, 600.0, safety=1.0, rounds=2, latency_s=2.0)
+    never.start_hand()
+    assert never.budget(0) == 0.0 and never.budget(1) == 0.0  # the trips alone use the bank: none, not negative
+
+
+def test_a_far_dealer_s_round_trips_do_not_run_the_bot_out_of_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A dealer 50 ms away (25 ms each way, through a relay) and 200 ms a hand: with ``--latency 50``
+    the bot keeps the round trips out of its thinking (~145 ms a hand on the dealer's clock); without
+    it the trips came on top of a bank the bot spent in full, and the dealer aborted the match for
+    time after 34 hands (``seat 1 ran out of time``)."""
+    proxy = Path(__file__).with_name("delay_proxy.py")
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("bot:\n  time:\n    t_per_hand_ms: 200\n")
+    play = f"{sys.executable} -m agent.cli play --game leduc --bot deepstack --config {cfg} --port {{proxy_port}} --latency 50"
+    seat = f"cmd:{sys.executable} {proxy} 25 {{host}} {{port}} -- {play}"
+    code = main(["match", "leduc", "40", seat, "call", "--t_per_hand", "200", "--seed", "2", "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ran out of time" not in out and "hands: 40" in out
+    (seat_log,) = tmp_path.glob("*.seat1.log")
+    assert "handshake_ms=" in seat_log.read_text()  # the log tells what to set --latency to
+
+
 def test_leduc_bot_keeps_to_a_tight_dealer_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """150 ms per hand on average: far less than 300 full iterations need, so the bot must
     stop its re-solves at the deadline; the dealer would abort the match otherwise."""
@@ -98,6 +138,15 @@ def test_a_built_in_seat_plans_with_the_match_limits(tmp_path: Path, capsys: pyt
     out = capsys.readouterr().out
     assert code == 0, out
     assert "ran out of time" not in out and "hands: 30" in out
+
+
+def test_play_refuses_a_round_trip_the_limits_leave_no_room_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A round trip as long as the per-reply limit leaves no time for any reply: refused before the
+    seat is taken, naming the setting (no dealer needed: the check comes before connecting)."""
+    code = main(["play", "--game", "leduc", "--port", "9", "--t_response", "100", "--latency", "100"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bot.time.latency_ms: 100.0 is not in [0, t_response_ms 100)" in err
 
 
 @pytest.mark.parametrize("flag", ["--t_per_hand", "--t_response", "--t_hand", "--start-timeout"])
