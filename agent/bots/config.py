@@ -244,7 +244,7 @@ class TimeConfig:
     min_iterations: int = 20
     #: the network's round trip to the dealer, ms: the dealer's clock runs while our answer travels
     #: (and the state before it), which the bot cannot measure; charged per reply and reserved for the
-    #: replies a hand may still need (a remote dealer: its ping time; 0 on loopback)
+    #: replies a hand is expected to need still (a remote dealer: its ping time; 0 on loopback)
     latency_ms: float = 0.0
 
     def __post_init__(self) -> None:
@@ -258,8 +258,10 @@ class TimeConfig:
         # the bot cannot time (reading, answering, other programs: ~26 ms a decision measured)
         if not 0.0 < self.safety <= MAX_SAFETY:
             raise ConfigError(f"safety: {self.safety} is not in (0, {MAX_SAFETY}]")
-        if not 0.0 <= self.latency_ms < self.t_response_ms:  # NaN fails too
-            raise ConfigError(f"latency_ms: {self.latency_ms} is not in [0, t_response_ms {self.t_response_ms})")
+        per_reply = min(self.t_response_ms, self.t_hand_ms)  # a round trip that long leaves a reply no time
+        if not 0.0 <= self.latency_ms < per_reply:  # NaN fails too
+            limit = "t_response_ms" if per_reply == self.t_response_ms else "t_hand_ms"
+            raise ConfigError(f"latency_ms: {self.latency_ms} is not in [0, {limit} {per_reply})")
 
 
 @dataclass(frozen=True)

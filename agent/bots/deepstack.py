@@ -232,6 +232,7 @@ class DeepStackBot(BaseBot):
         if self._seat is None or view.hand_id != self._hand:
             self.observe(view)
         if self._seat is None:  # the hand could not be set up (observe raised; the client logged it)
+            self.timing.spent(0.0, reply=True)  # no thinking, but the round trip
             return check_or_fold(view.state)
         start = self._turn_started if self._turn_started is not None else time.monotonic()
         self._turn_started = None

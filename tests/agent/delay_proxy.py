@@ -1,8 +1,8 @@
-"""A far-away dealer for tests: relays one TCP connection, each line held back for a delay each way.
+"""A far-away dealer for tests: relays one TCP connection, everything held back for a delay each way.
 
 ``python delay_proxy.py DELAY_MS DEALER_HOST DEALER_PORT -- COMMAND...`` listens on a free
 loopback port, runs COMMAND with ``{proxy_port}`` replaced by it, relays the one connection
-COMMAND makes to the dealer, every line forwarded ``DELAY_MS`` after it arrived (in order, not
+COMMAND makes to the dealer, each piece forwarded ``DELAY_MS`` after it arrived (in order, not
 queued behind the one before: a link's latency, not its bandwidth), and exits with COMMAND's
 status. The dealer's clock then runs twice the delay longer for each reply than the bot sees.
 """
@@ -10,6 +10,7 @@ status. The dealer's clock then runs twice the delay longer for each reply than 
 from __future__ import annotations
 
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -43,18 +44,29 @@ def _relay(source: socket.socket, target: socket.socket, delay_s: float) -> None
 
 def main(argv: list[str]) -> int:
     delay_s, host, port = float(argv[0]) / 1000, argv[1], int(argv[2])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the dealer's stop: the bot goes too
     listener = socket.create_server(("127.0.0.1", 0))
     proxy_port = str(listener.getsockname()[1])
     bot = subprocess.Popen([part.replace("{proxy_port}", proxy_port) for part in argv[argv.index("--") + 1 :]])
-    listener.settimeout(60)
-    near, _ = listener.accept()
-    far = socket.create_connection((host, port))
-    for sock in (near, far):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    links = [threading.Thread(target=_relay, args=pair, daemon=True) for pair in ((near, far, delay_s), (far, near, delay_s))]
-    for link in links:
-        link.start()
-    return bot.wait()
+    try:
+        listener.settimeout(0.1)
+        while True:  # until the bot connects, or exits without connecting
+            try:
+                near, _ = listener.accept()
+                break
+            except TimeoutError:
+                if bot.poll() is not None:
+                    return bot.returncode
+        far = socket.create_connection((host, port))
+        for sock in (near, far):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for pair in ((near, far, delay_s), (far, near, delay_s)):
+            threading.Thread(target=_relay, args=pair, daemon=True).start()
+        return bot.wait()
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ def test_shipped_config_loads_and_matches_defaults() -> None:
             {"bot": {"time": {"latency_ms": 500, "t_response_ms": 500}}},
             "bot.time.latency_ms: 500.0 is not in [0, t_response_ms 500)",
         ),
+        ({"bot": {"time": {"latency_ms": 300, "t_hand_ms": 300}}}, "bot.time.latency_ms: 300.0 is not in [0, t_hand_ms 300)"),
         ({"bot": {"time": {"t_per_hand_ms": 0}}}, "bot.time.t_per_hand_ms: 0 is not positive"),
         ({"bot": {"time": {"t_response_ms": -5}}}, "bot.time.t_response_ms: -5 is not positive"),
     ],

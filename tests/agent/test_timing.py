@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,41 @@ def test_a_far_dealer_s_round_trips_do_not_run_the_bot_out_of_time(tmp_path: Pat
     assert "ran out of time" not in out and "hands: 40" in out
     (seat_log,) = tmp_path.glob("*.seat1.log")
     assert "handshake_ms=" in seat_log.read_text()  # the log tells what to set --latency to
+
+
+def test_match_s_built_in_seats_pay_no_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A config made for a far dealer (``latency_ms: 5000``) run through ``deepstack match``: its
+    built-in seats play on loopback and think as usual, not out of time at every re-solve."""
+    cfg = tmp_path / "far.yaml"
+    cfg.write_text("bot:\n  time:\n    latency_ms: 5000\n")
+    code = main(
+        ["match", "leduc", "6", "deepstack", "call", "--config", str(cfg), "--seed", "2", "--log-dir", str(tmp_path / "m")]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (round_2,) = [line for line in out.splitlines() if line.strip().startswith("round 2:")]
+    assert " 0 out of time" in round_2 and " 0 re-solved" not in round_2, round_2  # it was: 6 of 6 out of time
+
+
+def test_the_handshake_time_leaves_out_the_name_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``handshake_ms`` is offered as the round trip to give ``--latency``: a slow name lookup
+    (a dealer given by name) is not part of it."""
+    import socket
+
+    from protocol import client
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    lookup = socket.getaddrinfo
+
+    def slow_lookup(*args: object, **kwargs: object) -> list:
+        time.sleep(0.3)
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+    sock, handshake = client._dial("127.0.0.1", listener.getsockname()[1], 5.0)
+    sock.close()
+    listener.close()
+    assert handshake < 0.2
 
 
 def test_leduc_bot_keeps_to_a_tight_dealer_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
