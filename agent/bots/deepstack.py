@@ -68,6 +68,8 @@ class DeepStackBot(BaseBot):
         self.bot_config: LeducBotConfig | HoldemBotConfig = getattr(config.bot, section_key(game))
         if is_leduc(game):
             self.device = "cpu"  # tiny tensors: the CPU beats a GPU here
+            if config.device not in ("auto", "cpu"):  # asked for by name (--device cuda): say why it is not used
+                log.warning("device_not_used", device=config.device, reason="Leduc's re-solves run on the CPU (tiny tensors)")
         if self.device == "cpu" and config.threads:
             torch.set_num_threads(config.threads)  # process-wide: the bot's re-solves are the process's work
         check_models(game, config)  # every model it will load, named by its config key

@@ -14,6 +14,7 @@ from agent.cli.common import (
     Terminated,
     example,
     load_game_or_exit,
+    os_reason,
     path_arg,
     seed,
 )
@@ -110,7 +111,7 @@ def _run_match(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"deepstack match: error: {exc}", file=sys.stderr)
         return 2
-    game = load_game_or_exit(args.game)
+    game = load_game_or_exit(args.game, "match")
     if game.num_players != 2:
         print(
             f"deepstack match: error: {args.game} has {game.num_players} players; match plays two-player games "
@@ -157,6 +158,12 @@ def _run_match(args: argparse.Namespace) -> int:
     except (ValueError, ModelError) as exc:
         print(f"deepstack match: error: {exc}", file=sys.stderr)
         return 2
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a place the machine refuses (read-only, a file on the way): named by its option
+        given = "--log-dir " if args.log_dir is not None else ""
+        print(f"deepstack match: error: {given}{log_dir}: cannot make the folder ({os_reason(exc)})", file=sys.stderr)
+        return 1
     configure_logging("warning", log_dir / "bots.jsonl")
     try:
         report = run_match(

@@ -139,7 +139,7 @@ def _run_play(args: argparse.Namespace) -> int:
         given = "--log-json" if args.log_json else f"{config.source}: logging.json_path"
         print(f"deepstack play: error: {given}: {log_json}: cannot open the log file ({os_reason(exc)})", file=sys.stderr)
         return 2
-    game = load_game_or_exit(args.game)
+    game = load_game_or_exit(args.game, "play")
     seed = args.seed if args.seed is not None else config.seed
     try:
         check_bot(args.bot, game, config)  # a wrong model or game stops us before we take the seat

@@ -91,7 +91,7 @@ def test_match_refuses_unknown_game(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["match", "nonsense-game", "10", "call", "call"])
     assert exit_.value.code == 2  # bad arguments, as --help's exit codes say
-    assert "deepstack: error: nonsense-game: no such game file" in capsys.readouterr().err
+    assert "deepstack match: error: nonsense-game: no such game file" in capsys.readouterr().err
 
 
 def test_start_timeout_aborts_a_seat_that_never_connects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -254,3 +254,12 @@ def test_an_aborted_match_still_reports_the_hands_played_before_the_abort() -> N
     assert MatchReport(game, ("a", "b"), results=[none]).summary_lines() == [
         "ABORTED: seat 2 did not connect within the start timeout"
     ]
+
+
+def test_a_log_dir_the_machine_refuses_is_named_by_its_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A --log-dir under a file: the option and the reason, not a bare OSError text."""
+    (tmp_path / "f").write_text("x")
+    assert main(["match", "leduc", "2", "random", "call", "--log-dir", str(tmp_path / "f" / "logs")]) == 1
+    err = capsys.readouterr().err
+    assert f"deepstack match: error: --log-dir {tmp_path / 'f' / 'logs'}: cannot make the folder" in err
+    assert "is a file, not a folder" in err

@@ -236,3 +236,18 @@ def test_a_file_that_is_not_a_start_cache_is_never_overwritten(tmp_path: Path, c
     save_start_cache(tmp_path / "c.pkl", "k", {"high": {}})
     save_start_cache(tmp_path / "c.pkl", "k2", {"high": {}})  # a start cache is replaced as before
     assert load_start_cache(tmp_path / "c.pkl", "k2") == {"high": {}}
+
+
+def test_a_device_asked_for_by_name_but_not_used_is_said() -> None:
+    """Leduc's re-solves always run on the CPU: ``--device cuda`` (on a machine with or without
+    CUDA) played on the CPU without a word; the bot now says so at start."""
+    import structlog
+
+    with structlog.testing.capture_logs() as logs:
+        bot = DeepStackBot(load_game("leduc"), replace(load_config(), device="cuda"))
+    assert bot.device == "cpu"
+    (said,) = [entry for entry in logs if entry["event"] == "device_not_used"]
+    assert said["device"] == "cuda" and "CPU" in said["reason"]
+    with structlog.testing.capture_logs() as logs:
+        DeepStackBot(load_game("leduc"), load_config())  # auto: nothing to say
+    assert not [entry for entry in logs if entry["event"] == "device_not_used"]
