@@ -591,3 +591,50 @@ def test_python_m_agent_cli_records_its_command_as_deepstack(monkeypatch: pytest
 
     monkeypatch.setattr(sys, "argv", [str(ROOT / "agent" / "cli" / "__main__.py"), "train", "--epochs", "3"])
     assert command_line() == "deepstack train --epochs 3"
+
+
+def test_export_policy_json_prints_one_json_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json ('print a JSON object instead of text') printed the text line 'wrote N information sets to ...'."""
+    import json
+
+    from agent.cli.main import main
+
+    out = tmp_path / "p.json"
+    argv = ["eval", "export-policy", "--game", "leduc-limit", "--iterations", "20", "--exact", "--out", str(out), "--json"]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["out"] == str(out) and printed["game"] == "leduc-limit" and printed["iterations"] == 20
+    assert printed["information_sets"] == len(json.loads(out.read_text())) - 1  # less the "_game" entry
+    assert main(argv[:-1]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"wrote {printed['information_sets']} information sets to {out}"
+
+
+def test_eval_clock_refuses_a_game_the_log_is_not_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Leduc match read with --game hunl had its rounds named pre-flop and flop without a word: a match folder's
+    dealer logs name its game (used when --game is left out), and a decision log's hole cards tell another game's."""
+    import json
+
+    from agent.cli.main import main
+
+    match = tmp_path / "match"
+    match.mkdir()
+    (match / "m.log").write_text("# name/game/hands/seed m leduc 1 0\nSTATE:0:cc/cc:Kh|Qh/As:0|0:a|b\n")
+    decisions = [
+        {"event": "decision", "street": 0, "cached": True, "stopped_by": None, "think_ms": 1.0, "cards": "Kh"},
+        {"event": "decision", "street": 1, "cached": False, "stopped_by": "iterations", "think_ms": 9.0, "cards": "Kh"},
+    ]
+    (match / "bots.jsonl").write_text("".join(json.dumps(d) + "\n" for d in decisions))
+    assert main(["eval", "clock", str(match), "--game", "hunl"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"deepstack eval clock: error: --game hunl: {match} is a match of leduc (its dealer logs); give --game leduc, "
+        "or leave it out"
+    ]
+    log = match / "bots.jsonl"
+    assert main(["eval", "clock", str(log), "--game", "hunl"]) == 2  # a decision log alone: told by its cards
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"deepstack eval clock: error: {log}: not a log of hunl: its decisions hold 1 hole card (as 'Kh'), hunl deals 2; "
+        "give the log's game as --game, or leave it out"
+    ]
+    for argv in ([str(match)], [str(match), "--game", "leduc"], [str(log)]):
+        assert main(["eval", "clock", *argv, "--json"]) == 0
+        assert list(json.loads(capsys.readouterr().out)) == ["round 1", "round 2"]

@@ -25,7 +25,8 @@ from agent.solver.handspace import HandSpace
 from agent.solver.tree import FCPA
 from agent.training.heldout import pot_bands, score_networks
 from agent.training.promote import held_out_warnings, record_check
-from protocol.gamedef import GameDefError, load_game
+from protocol.dealer_log import dealer_logs, one_game
+from protocol.gamedef import Game, GameDefError, load_game
 
 #: one example per tool (each --help ends with it)
 EXAMPLES = {
@@ -157,7 +158,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--game", required=True, help="leduc or leduc-limit (or a Leduc-like .game file)")
     q.add_argument("--bot", default="deepstack", choices=bots, help="whose winnings")
     q.add_argument("--opponent", default="random", choices=bots, help="the bot it plays against")
-    q.add_argument("--hands", type=int, required=True, help="hands to play (at least 2)")
+    q.add_argument(
+        "--hands", type=int, required=True, help="hands to play: an even number, at least 2 (pairs with the seats swapped)"
+    )
     q.add_argument("--config", type=path_arg, default=None, help=CONFIG_HELP)
     q.add_argument(
         "--iterations", type=positive_int, default=None, help="re-solve iterations of a deepstack bot (default: the config's)"
@@ -201,7 +204,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     q.add_argument("source", nargs="+", help="decision log files (JSON lines) or match folders (their bots.jsonl)")
-    q.add_argument("--game", default=None, help="names the streets (default: guessed from the streets seen)")
+    q.add_argument(
+        "--game",
+        default=None,
+        help="names the streets; refused for a log of another game (default: the game a match folder's dealer logs "
+        "name, else guessed from the decisions' cards and streets)",
+    )
     q.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     q.set_defaults(func=run_clock_cli)
     q = evsub.add_parser(
@@ -294,16 +302,65 @@ def run_clock_cli(args: argparse.Namespace) -> int:
             return 2
         paths.append(path)
     try:
-        rounds = load_game(args.game).num_rounds if args.game else None
-    except GameDefError as exc:
+        named = _clock_game(args.game, args.source)  # a match folder's dealer logs name its game
+    except (GameDefError, ValueError) as exc:
         print(f"deepstack eval clock: error: {exc}", file=sys.stderr)
         return 2
-    report = clock_report(paths, rounds)
+    try:  # a decision log alone does not name its game: its decisions' hole cards tell another game's apart
+        report = clock_report(paths, *((named[1].num_rounds, named[1].num_hole_cards, named[0]) if named else ()))
+    except ValueError as exc:
+        hint = "; give the log's game as --game, or leave it out" if args.game else ""
+        print(f"deepstack eval clock: error: {exc}{hint}", file=sys.stderr)
+        return 2
     if not report:
         print(f"deepstack eval clock: error: no decisions in {', '.join(map(str, paths))}", file=sys.stderr)
         return 2
     print(dumps(report) if args.json else "\n".join(clock_lines(report)))
     return 0
+
+
+def _logged_games(sources: list[str]) -> dict[Path, str]:
+    """The game each match folder among ``sources`` is of, as its dealer logs' headers name it (folders without
+    dealer logs, or whose logs name none, are left out); ValueError for a folder of several games."""
+    games = {}
+    for source in map(Path, sources):
+        named = [(path, header) for path, header in (dealer_logs(source) if source.is_dir() else []) if header.game]
+        if named:
+            games[source] = one_game(source, named)
+    return games
+
+
+def _rules(name: str) -> Game | None:
+    """The game ``name`` without its name (two names of one game compare equal); None when it cannot be read (a
+    log's game file moved since)."""
+    try:
+        return replace(load_game(name), name="")
+    except GameDefError:
+        return None
+
+
+def _clock_game(given: str | None, sources: list[str]) -> tuple[str, Game] | None:
+    """The game whose streets ``eval clock`` names: ``--game``, refused when a match folder's dealer logs name
+    another; else the game the match folders' dealer logs name (refused when they name several); else None (the
+    streets are guessed from the log)."""
+    logged = _logged_games(sources)
+    if given:
+        game = load_game(given)
+        for folder, name in logged.items():
+            rules = _rules(name)
+            if (rules != replace(game, name="")) if rules is not None else name != given:
+                raise ValueError(
+                    f"--game {given}: {folder} is a match of {name} (its dealer logs); give --game {name}, or leave it out"
+                )
+        return given, game
+    known = {folder: name for folder, name in logged.items() if _rules(name) is not None}
+    if len({_rules(name) for name in known.values()}) > 1:
+        raise ValueError(
+            f"the match folders are of several games ({'; '.join(f'{folder}: {name}' for folder, name in known.items())}); "
+            "give one game's folders"
+        )
+    name = next(iter(known.values()), None)
+    return (name, load_game(name)) if name else None
 
 
 def run_nets_cli(args: argparse.Namespace) -> int:
@@ -457,7 +514,20 @@ def run_eval(args: argparse.Namespace) -> int:
     profile = agent_profile(space, (FCPA, FCPA), lambda: ContinualResolver(space, settings), progress=not args.json)
     if args.eval_command == "export-policy":
         n = export_policy(profile, Path(args.out))
-        print(f"wrote {n} information sets to {args.out}")
+        if args.json:  # the fields of exploitability's object, the file and its information sets for the numbers
+            exported = {
+                "game": args.game,
+                "bot": args.bot,
+                "value_net": bot_cfg.value_net,
+                "iterations": bot_cfg.iterations,
+                "out": args.out,
+                "information_sets": n,
+                "resolves": profile.resolves,
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+            print(dumps(exported))
+        else:
+            print(f"wrote {n} information sets to {args.out}")
         return 0
     e = profile_exploitability(profile)
     unit = game.big_blind

@@ -32,6 +32,8 @@ def run_aivat_cli(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.game}: AIVAT's exact equilibrium values are available for Leduc games only")
         if not 2 <= args.hands <= MAX_HANDS:
             raise ValueError(f"--hands must be from 2 to {MAX_HANDS}, not {args.hands}")
+        if args.hands % 2:  # the hand left over had no twin: in the raw and AIVAT rows, not in the duplicate ones
+            raise ValueError(f"--hands must be even (pairs of hands with the same cards and the seats swapped), not {args.hands}")
         ours = ProviderFactory(args.game, args.bot, args.config, args.iterations)()
         opponent = ProviderFactory(args.game, args.opponent, args.config, args.iterations)()
         reference = ProviderFactory(args.game, "equilibrium", iterations=1000)()
@@ -106,7 +108,7 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
         game = load_game(game_name)
         decisions = Path(args.decisions) if args.decisions else source / "bots.jsonl"
         start = time.perf_counter()
-        result, tally = log_aivat(game, logs, args.player, decisions, args.action_values)
+        result, tally = log_aivat(game, logs, args.player, decisions, args.action_values, args.decisions is not None)
     except (GameDefError, ValueError, OSError) as exc:
         print(f"deepstack eval aivat-log: error: {exc}", file=sys.stderr)
         return 2

@@ -55,15 +55,17 @@ def check_lbr_run(out: Path, run: dict) -> None:
                 "Use another --out (a folder whose chunks were all written at or after 1eb3959 resumes after adding "
                 '"deals": "per-hand" to its run.json)'
             )
+        # a different game, bot, setting, seed, ... is named first (another game's or bot's key differs too, and
+        # "its code, settings or model files have changed" was said of a bot or game the user had simply not given)
+        diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if k != "bot_key" and stored.get(k) != v]
+        if diff:
+            raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
+        # the same options; a folder written before bot_key was recorded resumes on them alone
         if "bot_key" in stored and stored["bot_key"] != run.get("bot_key"):
             raise ValueError(
                 f"{out}: its chunks were played by another bot (its code, settings or model files have changed since: "
                 "bot_key in run.json); new chunks would mix two bots. Use another --out"
             )
-        # a folder written before bot_key was recorded resumes on the other keys alone
-        diff = [f"{k} {stored.get(k)!r} there, {v!r} now" for k, v in run.items() if k != "bot_key" and stored.get(k) != v]
-        if diff:
-            raise ValueError(f"{out} holds another LBR run ({'; '.join(diff)}); use another --out")
         return
     # a match's log folder: LBR's chunks written among its logs were then read by eval plot and aivat-log as part of it
     logs = sorted(p.name for p in out.glob("*") if p.name == "bots.jsonl" or p.suffix == ".log") if out.is_dir() else []

@@ -23,6 +23,7 @@ from agent.solver.ranges import grid
 from protocol.dealer_log import dealer_limit_ms, dealer_logs, one_game, read_dealer_log
 from protocol.gamedef import GameDefError, load_game
 from protocol.matchstate import MatchStateError, parse_matchstate
+from protocol.state import HandState
 
 #: one example per tool (each --help ends with it)
 
@@ -77,14 +78,17 @@ def run_plot_cli(args: argparse.Namespace) -> int:
         found = dealer_logs(source)
         one_game(source, found)  # a folder mixing games is refused, naming them
         logs = [path for path, _ in found]
-        if args.grid:  # before any picture: a wrong config or model path is named at once
-            grid_game = load_game(args.game or one_game(source, found) or "hunl")
+        result = _lbr_run(source) if lbr else {}
+        if args.grid:  # before any picture: a line that cannot be drawn, a wrong config or model path is named at once
+            grid_game = load_game(args.game or (result.get("game") if lbr else one_game(source, found)) or "hunl")
+            for line in args.grid:
+                try:
+                    grid_line_state(grid_game, line)
+                except ValueError as exc:
+                    raise ValueError(f"grid for {line!r}: {exc}") from None
             check_models(grid_game, load_config(args.config))
         if lbr:
             values = [v for p in lbr for v in chunk_values(p)]  # NaN and infinity refused, naming the file
-            # result.json is written when a run ends, run.json when it starts (a stopped run has only that)
-            described = [source / name for name in ("result.json", "run.json") if (source / name).exists()]
-            result = json.loads(described[0].read_text()) if described else {}
             game_name = result.get("game", args.game or "")
             if not (args.game or game_name):
                 raise ValueError(f"{source}: neither result.json nor run.json names the game: give --game")
@@ -148,12 +152,17 @@ def run_plot_cli(args: argparse.Namespace) -> int:
     return 0
 
 
-def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | None, path: Path, bot: str = "deepstack") -> None:
-    """13x13 grids of a bot's strategy (``deepstack``: its continual re-solving from the start of the hand;
-    ``blueprint``: its table) at the end of a pre-flop betting line (e.g. ``""`` for the first decision,
-    ``"r300"`` facing a raise), for every hand it may hold there (weights: its range, by Bayes' rule over its
-    own actions on the line)."""
+def _lbr_run(source: Path) -> dict:
+    """What an LBR folder's result.json (written when a run ends) or else its run.json (written when it starts: a
+    stopped run has only that) says of the run: its game, its bot; ``{}`` when neither is there."""
+    described = [source / name for name in ("result.json", "run.json") if (source / name).exists()]
+    return json.loads(described[0].read_text()) if described else {}
 
+
+def grid_line_state(game, line: str) -> HandState:
+    """The state at the end of the pre-flop betting ``line`` that ``--grid`` draws the bot's strategy at; ValueError
+    when it cannot be drawn (not hold'em, not a pre-flop line, a bad line, no decision at its end), before any
+    picture."""
     if game.deck_size != 52:
         raise ValueError("13x13 grids are for hold'em")
     if "/" in line:
@@ -164,7 +173,18 @@ def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | N
         raise ValueError(f"bad betting line: {exc.reason}") from None
     if final.finished or final.round != 0 or final.current_player is None:
         raise ValueError("the line must end at a pre-flop decision")
+    return final
+
+
+def strategy_grid_for_line(game, game_name: str, line: str, config_path: str | None, path: Path, bot: str = "deepstack") -> None:
+    """13x13 grids of a bot's strategy (``deepstack``: its continual re-solving from the start of the hand;
+    ``blueprint``: its table) at the end of a pre-flop betting line (e.g. ``""`` for the first decision,
+    ``"r300"`` facing a raise), for every hand it may hold there (weights: its range, by Bayes' rule over its
+    own actions on the line)."""
+
+    final = grid_line_state(game, line)
     me = final.current_player
+    assert me is not None
     provider = ProviderFactory(game_name, bot, config_path)()
     provider.start_hand(me)
     weights = np.ones(provider.space.size)

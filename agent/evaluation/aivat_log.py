@@ -192,20 +192,24 @@ def _decision(event: dict) -> tuple[tuple[int, str, str], LoggedDecision]:
     return (int(hand), str(event["cards"]), str(event["betting"])), item
 
 
-def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecision], int]:
-    """Decisions keyed by (hand, our hole cards, betting before the action); and how many lines
-    were left out (no cards/betting fields: logs of older versions; a line that is not JSON, e.g.
-    cut short by a killed bot; or one key seen twice with different strategies)."""
+def read_decisions(path: Path, required: bool = False) -> tuple[dict[tuple[int, str, str], LoggedDecision], int]:
+    """Decisions keyed by (hand, our hole cards, betting before the action); and how many decision
+    lines were left out (no cards/betting fields: logs of older versions; a JSON object cut short,
+    e.g. by a killed bot; or one key seen twice with different strategies). Lines that are neither
+    JSON nor the start of a JSON object (console output, say) are no decisions and not counted.
+    ``required``: a file without a single decision line is a ValueError naming it (not a decision log)."""
     out: dict[tuple[int, str, str], LoggedDecision] = {}
-    dropped, clashes = 0, set()
+    dropped, clashes, decision_lines, lines = 0, set(), 0, 0
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        lines += line.strip() != ""
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
-            dropped += line.strip() != ""  # a line cut short by a killed bot: its decision is left out
+            dropped += line.lstrip().startswith("{")  # a line cut short by a killed bot: its decision is left out
             continue
         if not isinstance(event, dict) or event.get("event") != "decision":
             continue  # other lines of a shared log (a number, a list) are not ours to judge
+        decision_lines += 1
         if "cards" not in event or "betting" not in event or "strategy" not in event:
             dropped += 1
             continue
@@ -218,6 +222,11 @@ def read_decisions(path: Path) -> tuple[dict[tuple[int, str, str], LoggedDecisio
         out[key] = item
     for key in clashes:
         del out[key]
+    if required and not decision_lines:
+        raise ValueError(
+            f'{path}: not a decision log: none of its {lines} lines is a decision (a JSON line with "event": '
+            "\"decision\", as the bots.jsonl of 'deepstack match --log-dir' or 'deepstack play --log-json' holds)"
+        )
     return out, dropped + len(clashes)
 
 
@@ -287,15 +296,28 @@ def hand_aivat(
 
 
 def log_aivat(
-    game: Game, logs: list[Path], player: str, decisions_log: Path | None, action_values: str = "checkdown"
+    game: Game,
+    logs: list[Path],
+    player: str,
+    decisions_log: Path | None,
+    action_values: str = "checkdown",
+    decisions_required: bool = False,
 ) -> tuple[dict[str, Estimate], LogAivat]:
     """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
     (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
-    the two corrections are independent, so they add up."""
+    the two corrections are independent, so they add up. ``decisions_required``: a ``decisions_log``
+    that holds no decision line is refused (a file given on purpose), not read as a log of no decisions.
+
+    The tally's ``unmatched_decisions`` counts the player's decisions in the dealer logs that no usable
+    line of the decision log matches; a line left out (cut short, of an older version, a clash) is one
+    of them already, and a line of the decision log that is no decision is none."""
 
     if action_values not in ("checkdown", "bot"):
         raise ValueError(f"action values must be 'checkdown' or 'bot', not {action_values!r}")
-    decisions, dropped = read_decisions(decisions_log) if decisions_log and decisions_log.exists() else ({}, 0)
+    if decisions_log and decisions_log.exists():
+        decisions, _ = read_decisions(decisions_log, required=decisions_required)
+    else:
+        decisions = {}
     value = CheckdownValue(game, tuple(HandSpace(game).deck) if game.deck_size <= 12 else tuple(range(52)))
     tally = LogAivat(unmatched_decisions=0)
     per_log: dict[Path, dict[int, tuple[float, float]]] = {}
@@ -332,5 +354,4 @@ def log_aivat(
     if pairs:
         out["duplicate"] = estimate([p[0] for p in pairs])
         out["aivat duplicate"] = estimate([p[1] for p in pairs])
-    tally.unmatched_decisions += dropped
     return out, tally

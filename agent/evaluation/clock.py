@@ -68,12 +68,16 @@ def read_events(paths: Iterable[Path]) -> Iterable[dict]:
                 yield event
 
 
-def clock_report(paths: Sequence[Path], rounds: int | None = None) -> dict[str, dict[str, object]]:
+def clock_report(
+    paths: Sequence[Path], rounds: int | None = None, hole_cards: int | None = None, game_name: str = "the game"
+) -> dict[str, dict[str, object]]:
     """``{street: counts}`` over the decision logs ``paths`` (``rounds``: 2 for Leduc, 4 for
-    hold'em; default: from the highest street seen)."""
+    hold'em; default: from the highest street seen). ``hole_cards``: the game's (``game_name``'s); a
+    decision whose cards are another number is a ValueError naming its log (a log of another game,
+    whose streets would be named as this game's)."""
     per: dict[int, StreetClock] = {}
     holdem = False
-    for event in read_events(paths):
+    for log, event in ((p, event) for p in paths for event in read_events([p])):
         kind = event.get("event")
         street = event.get("street")
         if kind not in ("decision", "out_of_time", "decision_failed") or not finite_number(street) or street < 0:
@@ -86,6 +90,12 @@ def clock_report(paths: Sequence[Path], rounds: int | None = None) -> dict[str, 
             st.think_ms.append(float(event["think_ms"]))
         cards = event.get("cards")
         holdem = holdem or (isinstance(cards, str) and len(cards) >= 4)  # two hole cards: hold'em
+        if hole_cards is not None and isinstance(cards, str) and cards and len(cards) != 2 * hole_cards:
+            held = len(cards) // 2
+            raise ValueError(
+                f"{log}: not a log of {game_name}: its decisions hold {held} hole card{'s' if held != 1 else ''} "
+                f"(as {cards!r}), {game_name} deals {hole_cards}"
+            )
         if kind == "out_of_time":
             st.out_of_time += 1
         elif kind == "decision_failed":

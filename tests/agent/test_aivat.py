@@ -120,3 +120,20 @@ def test_a_hand_checked_down_shares_only_the_matched_chips(leduc: Game) -> None:
     state = state.with_hole_cards(0, cards_from_str("Ks")).with_hole_cards(1, cards_from_str("Qs"))
     assert state.spent == (500, 100)
     np.testing.assert_allclose(ProfileValue(HandSpace(leduc), [])._checkdown(state), [50.0, -50.0])
+
+
+def test_eval_aivat_refuses_an_odd_number_of_hands(capsys: pytest.CaptureFixture[str]) -> None:
+    """--hands 5 put 5 hands in the raw and AIVAT rows and 2 pairs in the duplicate rows: the hand left over had no
+    twin (and played one seat once more). An odd count is refused, saying why."""
+    import json
+
+    from agent.cli.main import main
+
+    argv = ["eval", "aivat", "--game", "leduc", "--bot", "call", "--opponent", "random", "--json", "--hands"]
+    assert main([*argv, "5"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "deepstack eval aivat: error: --hands must be even (pairs of hands with the same cards and the seats swapped), not 5"
+    ]
+    assert main([*argv, "4"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["raw"]["n"] == out["aivat"]["n"] == 4 and out["duplicate"]["n"] == out["aivat_duplicate"]["n"] == 2

@@ -199,3 +199,38 @@ def test_a_log_whose_header_names_no_game_is_named(tmp_path: Path, capsys: pytes
     capsys.readouterr()
     assert main(["eval", "aivat-log", str(logs), "--player", "call-1"]) == 2
     assert "names no game (# name/game/hands/seed NAME GAME HANDS SEED)" in capsys.readouterr().err
+
+
+def test_lines_that_are_no_decisions_are_not_counted_as_decisions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--decisions naming a console output file exited 0 and counted each of its lines as a decision without a
+    logged strategy; a decision line cut short was counted twice (left out of the log, and unmatched in the
+    dealer log). A file without a single decision line is refused, naming it."""
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("bot:\n  leduc:\n    iterations: 30\n")
+    logs = tmp_path / "logs"
+    assert main(["match", "leduc", "6", "deepstack", "random", "--seed", "1", "--log-dir", str(logs), "--config", str(cfg)]) == 0
+    capsys.readouterr()
+
+    def counts(*extra: str) -> tuple[int, int]:
+        assert main(["eval", "aivat-log", str(logs), "--json", *extra]) == 0
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        return out["action_corrections"], out["decisions_not_corrected"]
+
+    corrected, uncorrected = counts()
+    assert corrected > 0 and uncorrected == 0
+    console = tmp_path / "console.txt"
+    console.write_text("deepstack match: leduc, 6 hands\nSCORE:-200|200:deepstack|random\n\n(done)\n")
+    assert main(["eval", "aivat-log", str(logs), "--decisions", str(console)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"deepstack eval aivat-log: error: {console}: not a decision log: none of its 3 lines is a decision (a JSON line "
+        "with \"event\": \"decision\", as the bots.jsonl of 'deepstack match --log-dir' or 'deepstack play --log-json' holds)"
+    ]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(console.read_text() + (logs / "bots.jsonl").read_text())
+    assert counts("--decisions", str(mixed)) == (corrected, 0)
+    lines = (logs / "bots.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"event": "decision"' in line)
+    lines[cut] = lines[cut][:60]  # a bot killed mid-line
+    mixed.write_text("\n".join(lines) + "\n")
+    assert counts("--decisions", str(mixed)) == (corrected - 1, 1)

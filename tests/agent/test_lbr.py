@@ -607,3 +607,27 @@ def test_lbr_refuses_an_out_that_holds_another_command_s_files(tmp_path: Path, c
     )
     assert f"{logs}: holds a match's logs (bots.jsonl, leduc.call.vs.random.s0.log); use another --out" in capsys.readouterr().err
     assert sorted(p.name for p in logs.iterdir()) == before
+
+
+def test_resuming_with_another_game_or_bot_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder played by the DeepStack bot (its run.json records its bot_key) resumed with another --bot or
+    --game was refused as 'played by another bot (its code, settings or model files have changed since)',
+    though nothing had changed: the option that differs is named, as a different --setting or --seed is."""
+    from agent.cli.eval_lbr import bot_key
+
+    def lbr(game: str, bot: str) -> int:
+        argv = ["eval", "lbr", "--game", game, "--bot", bot, "--hands", "10", "--chunk", "5", "--setting", "fcp/fcp"]
+        return main([*argv, "--out", str(tmp_path), "--json"])
+
+    assert lbr("leduc", "random") == 0
+    run = json.loads((tmp_path / "run.json").read_text())
+    # as 'deepstack eval lbr --game leduc --bot deepstack' writes it
+    (tmp_path / "run.json").write_text(json.dumps({**run, "bot": "deepstack", "bot_key": bot_key(load_game("leduc"), None)}))
+    capsys.readouterr()
+    assert lbr("leduc", "random") == 2
+    err = capsys.readouterr().err
+    assert "holds another LBR run (bot 'deepstack' there, 'random' now)" in err and "another bot" not in err
+    assert lbr("leduc-limit", "deepstack") == 2
+    err = capsys.readouterr().err
+    assert "holds another LBR run (game 'leduc' there, 'leduc-limit' now)" in err and "another bot" not in err
+    assert sorted(p.name for p in tmp_path.glob("lbr-*.json")) == ["lbr-0000000.json", "lbr-0000005.json"]

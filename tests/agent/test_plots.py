@@ -200,3 +200,21 @@ def test_lbr_chunks_with_fewer_than_two_hands_are_refused_in_one_line(
     err = capsys.readouterr().err
     assert "fewer than 2 hands to draw" in err and "Traceback" not in err
     assert not (tmp_path / "png" / "winnings.png").exists()
+
+
+def test_a_grid_that_cannot_be_drawn_is_refused_before_any_picture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--grid on a Leduc match wrote winnings.png and think.png, then exited 2 with '13x13 grids are for
+    hold'em': the line is checked with the game before anything is written (here a match and an LBR folder)."""
+    logs, lbr = tmp_path / "logs", tmp_path / "lbr"
+    assert main(["match", "leduc", "2", "call", "random", "--seed", "1", "--log-dir", str(logs)]) == 0
+    lbr.mkdir()
+    (lbr / "lbr-0000000.json").write_text(json.dumps([1.0, -2.0, 3.0, 0.5]))
+    (lbr / "run.json").write_text(json.dumps({"game": "leduc", "bot": "call", "setting": "fcp/fcp"}))
+    for source in (logs, lbr):
+        capsys.readouterr()
+        out = tmp_path / f"png-{source.name}"
+        assert main(["eval", "plot", str(source), "--out", str(out), "--grid", "cr300"]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "deepstack eval plot: error: grid for 'cr300': 13x13 grids are for hold'em"
+        ]
+        assert not out.exists()
