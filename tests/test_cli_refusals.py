@@ -500,7 +500,10 @@ def test_an_output_under_a_file_names_the_file_in_the_way(tmp_path: Path, capsys
     afile = tmp_path / "afile"
     afile.write_text("kept")
     cases = [
-        (["match", "leduc", "2", "call", "call", "--log-dir", str(afile / "m")], f"match: error: {afile / 'm'}: "),
+        (
+            ["match", "leduc", "2", "call", "call", "--log-dir", str(afile / "m")],
+            f"match: error: cannot write to {afile / 'm'}: ",
+        ),
         (
             ["blueprint", "train", "leduc", "10", "--out", str(afile / "bp.npz")],
             f"blueprint train: error: cannot write to {afile / 'bp.npz'}: ",
@@ -646,3 +649,53 @@ def test_blueprint_abstraction_refuses_its_out_before_clustering(tmp_path: Path,
     (tmp_path / "afile").write_text("kept")
     assert main(["blueprint", "abstraction", "--out", str(tmp_path / "afile" / "t.npz")]) == 1
     assert capsys.readouterr().err.endswith(f"{tmp_path / 'afile'} is a file, not a folder\n")
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_generate_names_an_out_it_cannot_make_without_resume_advice(
+    under: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out README.md`` said "... (shards already written are kept; the same command resumes)": nothing
+    was written, and no rerun could work; now said before anything runs, as ``train`` says it."""
+    afile = tmp_path / "afile"
+    afile.write_text("kept")
+    out = afile / "sub" if under else afile
+    assert main(["generate", "--game", "leduc", "--situations", "2", "--out", str(out)]) == 1  # as train's --out
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"deepstack generate: error: cannot write to {out}: {afile} is a file, not a folder"]
+    assert afile.read_text() == "kept"
+
+
+def test_generate_promises_a_resume_only_where_shards_were_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails (no space left) names --out; the resume advice only when the folder holds shards."""
+    import agent.cli.generate as cli_generate
+    from agent.training.data_folder import shard_path
+
+    out = tmp_path / "gen"
+
+    def no_space(spec: object, folder: Path) -> dict[str, float]:
+        raise OSError(28, "No space left on device", str(folder / "generate.json"))
+
+    monkeypatch.setattr(cli_generate, "generate", no_space)
+    argv = ["generate", "--game", "leduc", "--situations", "2", "--out", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"deepstack generate: error: cannot write to {out}: ") and "resumes" not in err
+    assert not out.exists()  # the folder made for the run, left empty, is gone
+    out.mkdir()
+    shard_path(out, 0).write_bytes(b"a shard")
+    assert main(argv) == 1
+    assert capsys.readouterr().err.strip().endswith("(shards already written are kept; the same command resumes)")
+
+
+@pytest.mark.parametrize("given", [["--street", "river"], ["--buckets", "models/holdem/buckets-turn.npz"]])
+def test_train_refuses_hold_em_options_for_a_leduc_game(
+    given: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``train --game leduc --street river`` trained a Leduc network, --street ignored (generate refuses it)."""
+    out = tmp_path / "net"
+    argv = ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(out), "--name", "n", *given]
+    assert _refused(argv, capsys) == "deepstack train: error: --street and --buckets are for hold'em games, not leduc"
+    assert not out.exists()

@@ -51,12 +51,12 @@ class HelpFormatter(argparse.HelpFormatter):
         return text + " (default: %(default)s)"
 
 
-def load_game_or_exit(text: str, command: str = "") -> Game:
+def load_game_or_exit(text: str, command: str) -> Game:
     """The game ``--game`` names; a bad one ends ``deepstack COMMAND`` with status 2, as any bad argument."""
     try:
         return load_game(text)
     except GameDefError as exc:
-        print(f"deepstack {command}: error: {exc}" if command else f"deepstack: error: {exc}", file=sys.stderr)
+        print(f"deepstack {command}: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
 
 

@@ -14,14 +14,16 @@ from agent.cli.common import (
     cannot_write,
     example,
     load_game_or_exit,
+    make_folder,
     path_arg,
+    remove_empty,
     seed,
 )
 from agent.nets.manifest import ModelError
 from agent.nets.valuenet import resolve_precision
 from agent.solver.resolve import SpotError, pick_device
 from agent.training.cluster import ClusterError, generate_on_ray
-from agent.training.data_folder import DataFolderError
+from agent.training.data_folder import DataFolderError, shard_files
 from agent.training.datagen import NEXT_STREET, check_harvest, check_labels, generate, is_hand_level, load_next_net
 from agent.training.generate_spec import GENERATE_DCFR, GenerateSpec, alternating_updates, parse_batch, parse_dcfr
 
@@ -149,7 +151,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    game = load_game_or_exit(args.game)
+    game = load_game_or_exit(args.game, "generate")
     next_net = None
     if args.street is not None:
         if game.deck_size <= 12 or args.round is not None:
@@ -278,27 +280,37 @@ def _run_generate(args: argparse.Namespace) -> int:
     except (ValueError, ModelError) as exc:
         print(f"deepstack generate: error: --teacher / --per-board: {exc}", file=sys.stderr)
         return 2
-    try:
-        if args.ray_address is not None:
-            try:
-                stats = generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
-            except ClusterError as exc:
-                print(f"deepstack generate: error: {exc}", file=sys.stderr)
-                return 1
-        else:
-            stats = generate(spec, Path(args.out))
-    except DataFolderError as exc:
-        print(f"deepstack generate: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # --out not a folder, no space left, ...
-        print(
-            f"deepstack generate: error: {cannot_write(args.out, exc)} (shards already written are kept; "
-            "the same command resumes)",
-            file=sys.stderr,
-        )
+    try:  # README.md, a folder under a file, /proc: said now, as train says it, not as a write that "resumes"
+        made = make_folder(args.out)
+    except OSError as exc:
+        print(f"deepstack generate: error: {cannot_write(args.out, exc)}", file=sys.stderr)
         return 1
+    code, stats = _generate_into(args, spec)
+    if code != 0:
+        remove_empty(made)  # a refused run leaves no empty --out behind
+        return code
     print(
         f"generated {int(stats['situations'])} situations in {stats['seconds']:.1f} s "
         f"({stats['situations_per_s']:.2f}/s) into {args.out}"
     )
     return 0
+
+
+def _generate_into(args: argparse.Namespace, spec: GenerateSpec) -> tuple[int, dict[str, float]]:
+    """Generate into the --out folder made; 0 and the run's stats, or the exit status of the refusal printed."""
+    try:
+        if args.ray_address is not None:
+            try:
+                return 0, generate_on_ray(spec, Path(args.out), args.ray_address, local_cpus=args.ray_cpus)
+            except ClusterError as exc:
+                print(f"deepstack generate: error: {exc}", file=sys.stderr)
+                return 1, {}
+        return 0, generate(spec, Path(args.out))
+    except DataFolderError as exc:
+        print(f"deepstack generate: error: {exc}", file=sys.stderr)
+        return 2, {}
+    except OSError as exc:  # no space left, a folder we may not write in, ...
+        # the advice only where it holds: a run that wrote no shard has nothing to resume
+        kept = " (shards already written are kept; the same command resumes)" if shard_files(Path(args.out)) else ""
+        print(f"deepstack generate: error: {cannot_write(args.out, exc)}{kept}", file=sys.stderr)
+        return 1, {}

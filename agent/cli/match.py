@@ -12,9 +12,9 @@ from agent.cli.common import (
     GAME_HELP,
     HelpFormatter,
     Terminated,
+    cannot_write,
     example,
     load_game_or_exit,
-    os_reason,
     path_arg,
     seed,
 )
@@ -160,9 +160,8 @@ def _run_match(args: argparse.Namespace) -> int:
         return 2
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a place the machine refuses (read-only, a file on the way): named by its option
-        given = "--log-dir " if args.log_dir is not None else ""
-        print(f"deepstack match: error: {given}{log_dir}: cannot make the folder ({os_reason(exc)})", file=sys.stderr)
+    except OSError as exc:  # a place the machine refuses (read-only, a file on the way): said as the other commands say it
+        print(f"deepstack match: error: {cannot_write(log_dir, exc)}", file=sys.stderr)
         return 1
     configure_logging("warning", log_dir / "bots.jsonl")
     try:

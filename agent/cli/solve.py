@@ -98,6 +98,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_solve)
 
 
+#: the most chips a player may hold (half the pot plus the stack behind): the ACPC dealer's integers are 32-bit
+MAX_CHIPS = 2**31 - 1
+
+
+def _chips_problem(pot: int, stack: int, pot_name: str, stack_name: str) -> str | None:
+    """Why a pot and effective stack cannot make a spot's game (each player's half of the pot plus the
+    stack must fit the ACPC dealer's 32-bit integers); None when they can. Said with the option or key
+    given, not as a line of the game definition made from them."""
+    if pot // 2 >= MAX_CHIPS:
+        return f"{pot_name} {pot}: at most {2 * (MAX_CHIPS - 1)} chips (half of it must fit the ACPC dealer's 32-bit integers)"
+    if pot // 2 + stack > MAX_CHIPS:
+        return (
+            f"{stack_name} {stack}: the effective stack must be from 1 to {MAX_CHIPS - pot // 2} chips with {pot_name} {pot} "
+            "(a player's half of the pot plus the stack must fit the ACPC dealer's 32-bit integers)"
+        )
+    return None
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -121,6 +139,10 @@ def _check_spots_fields(path: Path) -> None:
     if "max_bets_per_street" in data and data["max_bets_per_street"] is not None:
         if not isinstance(data["max_bets_per_street"], int) or isinstance(data["max_bets_per_street"], bool):
             raise SpotError(f"{path}: max_bets_per_street: expected a whole number, not {shown(data['max_bets_per_street'])}")
+    if isinstance(data.get("pot"), int) and isinstance(data.get("effective_stack"), int):
+        problem = _chips_problem(data["pot"], data["effective_stack"], "pot", "effective_stack")
+        if problem:
+            raise SpotError(f"{path}: {problem}")
     target = data.get("target_exploitability_pct_of_pot", 0.3)
     if not _is_number(target) or target < 0:
         raise SpotError(f"{path}: target_exploitability_pct_of_pot: expected a number >= 0, not {shown(target)}")
@@ -185,6 +207,9 @@ def _spot_from_args(args: argparse.Namespace) -> tuple[Spot, float]:
         return spots[name], target
     if not args.board:
         raise SpotError("give --board (and --pot/--stack/--oop/--ip), or --spots FILE --spot NAME")
+    problem = _chips_problem(args.pot, args.stack, "--pot", "--stack")
+    if problem:
+        raise SpotError(problem)
     spot = make_spot(
         board=args.board,
         pot=args.pot,

@@ -113,9 +113,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    game = load_game_or_exit(args.game)
+    game = load_game_or_exit(args.game, "train")
     if args.epochs < 1 or args.batch_size < 1:
         print("deepstack train: error: --epochs and --batch-size must be at least 1", file=sys.stderr)
+        return 2
+    if game.deck_size <= 12 and (args.street is not None or args.buckets is not None):
+        # a hand-level network has no street nor buckets: the option was ignored, and a river network expected
+        print(f"deepstack train: error: --street and --buckets are for hold'em games, not {args.game}", file=sys.stderr)
         return 2
     wrong = [
         f"--{name.replace('_', '-')} {value}"

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from agent.nets.encoding import canonical_permutation
 from agent.training.data_folder import read_shards, shard_files
+from agent.training.streets import STREET_ROUND
 from protocol.gamedef import GameDefError, load_game
 
 if TYPE_CHECKING:
@@ -151,7 +152,18 @@ def check_data_game(data_dirs: Sequence[Path], game: str, round_: int | None = N
         if "game" in spec and not same_game(str(spec["game"]), game):
             raise ValueError(f"{folder}: data of the game {spec['game']!r} ({said}), not {game!r}")
         if round_ is not None and "round" in spec and spec["round"] != round_:
-            raise ValueError(f"{folder}: situations at the start of round {spec['round']} ({said}), not {round_}")
+            raise ValueError(f"{folder}: {_situations_of(spec['round'])} ({said}), not {_situations_of(round_)}")
+
+
+#: a hold'em network's street by the round its situations start (preflop-aux: the end of the pre-flop)
+_STREET_OF_ROUND = {round_: street for street, round_ in STREET_ROUND.items()}
+
+
+def _situations_of(round_: object) -> str:
+    """What data of ``round_`` is, as a person names it: ``river situations`` for hold'em (the rounds
+    of :func:`check_data_game` are a hold'em street's), the round's number where none is named."""
+    street = _STREET_OF_ROUND.get(round_) if isinstance(round_, int) and not isinstance(round_, bool) else None
+    return f"{street} situations" if street else f"situations at the start of round {round_}"
 
 
 #: what pooled folders' specs must share: the same kind of situation (the next network they were

@@ -36,12 +36,27 @@ class MeanOfNets(nn.Module):
 _INTERFACE = ("net", "canonical_suits", "street", "buckets_file", "river_buckets")
 
 
+def _refuse_twice(members: list[str | Path], entries: list[dict]) -> None:
+    """Refuse a network given twice, or a copy of one under another name (the same sha256): the mean
+    of a network and itself is that network, and its manifest entry would count it as two members."""
+    seen: dict[str, int] = {}
+    for i, (member, entry) in enumerate(zip(members, entries)):
+        first = seen.setdefault(entry["sha256"], i)
+        if first == i:
+            continue
+        other = members[first]
+        same = Path(member).resolve() == Path(other).resolve()
+        how = f"given twice (as {other} too)" if same else f"a copy of {other} (the same sha256)"
+        raise ModelError(f"{member}: {how}; an ensemble averages different networks")
+
+
 def build_ensemble(members: list[str | Path], out: Path, name: str, command: str | None = None) -> Path:
     """Write ``out`` (TorchScript) averaging ``members`` (each checked against its manifest) and
     register it; returns the model path."""
     if len(members) < 2:
         raise ModelError("an ensemble needs at least two networks")
     loaded = [load_value_net(m) for m in members]
+    _refuse_twice(members, [entry for _, entry in loaded])
     first = loaded[0][1]
     for path, (_, entry) in zip(members, loaded):
         for key in _INTERFACE:

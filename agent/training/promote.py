@@ -135,6 +135,12 @@ def promote(
     streets or abstractions, test data not held out or, with ``game``, of another game or round)
     or NotBetter (nothing written)."""
     candidate, manifest = Path(candidate), Path(manifest)
+    # read_manifest takes a missing file for an empty manifest (one a first network starts): here there is
+    # an entry to replace, so a mistyped path is said as such, not as "no entry"
+    if manifest.is_dir():
+        raise ModelError(f"{manifest}: a folder, not a manifest file (e.g. {manifest / 'manifest.json'})")
+    if not manifest.exists():
+        raise ModelError(f"{manifest}: no such manifest")
     entries = read_manifest(manifest)["models"]
     if name not in entries:
         raise ModelError(f"{manifest}: no entry {name!r} (entries: {', '.join(sorted(entries))})")

@@ -257,9 +257,10 @@ def test_an_aborted_match_still_reports_the_hands_played_before_the_abort() -> N
 
 
 def test_a_log_dir_the_machine_refuses_is_named_by_its_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A --log-dir under a file: the option and the reason, not a bare OSError text."""
+    """A --log-dir under a file: said as every command says an output it cannot write (the path and
+    the reason), before the dealer starts."""
     (tmp_path / "f").write_text("x")
     assert main(["match", "leduc", "2", "random", "call", "--log-dir", str(tmp_path / "f" / "logs")]) == 1
     err = capsys.readouterr().err
-    assert f"deepstack match: error: --log-dir {tmp_path / 'f' / 'logs'}: cannot make the folder" in err
+    assert f"deepstack match: error: cannot write to {tmp_path / 'f' / 'logs'}: " in err
     assert "is a file, not a folder" in err

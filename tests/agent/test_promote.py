@@ -159,7 +159,7 @@ def test_a_folder_trained_on_is_not_held_out_whatever_its_seed_says(tmp_path: Pa
         ({"seed": None, "harvested_from": {"seed": 1}}, "drawn with seed 1, which"),
         ({"seed": None}, "gives no seed"),
         ({"game": "leduc"}, "data of the game 'leduc'"),
-        ({"round": 2}, "start of round 2 (its generate.json), not 3"),
+        ({"round": 2}, "turn situations (its generate.json), not river situations"),
     ],
 )
 def test_a_test_folder_of_training_data_or_another_game_is_refused(
@@ -317,3 +317,36 @@ def test_a_linked_network_in_models_is_replaced_not_written_through(river: Path,
     assert _promote(river, "good/good.pt", "--test", str(river / "test"), "--force") == 0
     assert not (models / "river-x.pt").is_symlink() and (run / "bad.pt").read_bytes() == kept
     assert sha256_of(models / "river-x.pt") == sha256_of(river / "good" / "good.pt")
+
+
+def test_a_manifest_that_is_missing_or_a_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped --manifest said "no entry 'river-small' (entries: )", as if the file were an empty manifest."""
+    missing = tmp_path / "nope" / "manifest.json"
+    for manifest, message in (
+        (missing, f"{missing}: no such manifest"),
+        (tmp_path, f"{tmp_path}: a folder, not a manifest file"),
+    ):
+        argv = ["promote", "models/holdem/river-small.pt", "--as", "river-small", "--test", str(tmp_path)]
+        assert main([*argv, "--manifest", str(manifest)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"deepstack promote: error: {message}")
+    assert not missing.parent.exists()
+
+
+def test_data_of_another_street_is_named_by_its_street(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``eval nets models/holdem/turn.pt --data RIVERDATA`` said "situations at the start of round 3 (its
+    generate.json), not 2": hold'em data is named by its street."""
+    from agent.training.datasets import check_data_game
+
+    folder = tmp_path / "river"
+    folder.mkdir()
+    (folder / "generate.json").write_text(json.dumps({"spec": {"game": "hunl", "round": 3, "seed": 5}}))
+    assert main(["eval", "nets", "models/holdem/turn.pt", "--data", str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"deepstack eval nets: error: {folder}: river situations (its generate.json), not turn situations"]
+    with pytest.raises(ValueError, match=r"preflop-aux situations \(its generate.json\), not flop situations$"):
+        (folder / "generate.json").write_text(json.dumps({"spec": {"game": "hunl", "round": 0}}))
+        check_data_game([folder], "hunl", 1)
+    with pytest.raises(ValueError, match=r"situations at the start of round 7 \(its generate.json\), not river situations$"):
+        (folder / "generate.json").write_text(json.dumps({"spec": {"game": "hunl", "round": 7}}))
+        check_data_game([folder], "hunl", 3)

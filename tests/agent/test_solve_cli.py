@@ -213,3 +213,45 @@ def test_bench_solver_refuses_an_unknown_spot_name_before_solving(capsys: pytest
     assert captured.err.strip().splitlines() == [
         f"deepstack bench solver: error: no spot 'nosuch' in {SPOTS}; it has river, turn, flop"
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--stack", "1000000000000"],
+            "--stack 1000000000000: the effective stack must be from 1 to 2147483642 chips with --pot 10 (a player's half "
+            "of the pot plus the stack must fit the ACPC dealer's 32-bit integers)",
+        ),
+        (["--stack", "2147483643"], "--stack 2147483643: the effective stack must be from 1 to 2147483642 chips with --pot 10"),
+        (["--pot", "1000000000000"], "--pot 1000000000000: at most 4294967292 chips (half of it must fit"),
+        (
+            ["--pot", "4294967292", "--stack", "2"],
+            "--stack 2: the effective stack must be from 1 to 1 chips with --pot 4294967292",
+        ),
+    ],
+)
+def test_a_pot_or_stack_past_32_bits_is_named_with_its_range(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--stack 1000000000000`` said "<spot>:5: stack value '1000000000005' does not fit the 32-bit integers the
+    ACPC dealer reads": a line of a game definition made inside, and a number nobody typed."""
+    assert main(["solve", "--board", "QsJh2h8d3c", "--iterations", "1", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"deepstack solve: error: {message}") and "<spot>" not in err[0]
+
+
+def test_the_largest_stack_that_fits_is_solved(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--board", "QsJh2h8d3c", "--iterations", "1", "--stack", "2147483642", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["iterations"] == 1
+
+
+@pytest.mark.parametrize("command", [["solve"], ["bench", "solver", "--spot", "river"]])
+def test_a_spots_file_stack_past_32_bits_is_named_with_its_key(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "spots.yaml"
+    path.write_text(_BASE.replace("95", "3000000000") + "spots:\n  river: {board: QsJh2h8d3c}\n")
+    assert main([*command, "--spots", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"error: {path}: effective_stack 3000000000: the effective stack must be from 1 to" in err[0]

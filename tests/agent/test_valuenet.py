@@ -1563,3 +1563,32 @@ def test_pot_scale_is_what_the_shipped_networks_were_trained_with() -> None:
     assert pot_scale(load_game("leduc-limit")) == 26.0  # 2 x (blind 1 + 2 raises of 2 + 2 of 4)
     assert pot_scale(load_game("leduc")) == 2400.0  # both stacks of 1200
     assert pot_scale(load_game("hunl")) == 40000.0  # both stacks of 20000
+
+
+def test_an_ensemble_of_one_network_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ensemble A.pt A.pt`` averaged a network with itself (exit 0), listed as two members, while ``train
+    --data D D`` is refused; a copy of it under another name too (the same sha256)."""
+    from agent.cli.main import main
+    from agent.nets.manifest import register_model
+
+    spec = NetSpec(buckets=6, extra=6, hidden=16, layers=2)
+    torch.manual_seed(1)
+    net = tmp_path / "a" / "m.pt"
+    net.parent.mkdir()
+    torch.jit.script(ValueNet(spec).eval()).save(str(net))
+    register_model(net, name="m", net=spec.to_dict(), canonical_suits=True)
+    copy = tmp_path / "b" / "m.pt"
+    copy.parent.mkdir()
+    shutil.copy(net, copy)
+    register_model(copy, name="m", net=spec.to_dict(), canonical_suits=True)
+    out = tmp_path / "ens.pt"
+    dotted = str(tmp_path / "a" / "." / "m.pt")
+    for members, why in (
+        ([str(net), str(net)], f"{net}: given twice (as {net} too)"),
+        ([str(net), dotted], f"{dotted}: given twice (as {net} too)"),
+        ([str(net), str(copy)], f"{copy}: a copy of {net} (the same sha256)"),
+    ):
+        assert main(["ensemble", "--out", str(out), "--name", "ens", *members]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"deepstack ensemble: error: {why}; an ensemble averages different networks"]
+        assert not out.exists()
