@@ -14,3 +14,13 @@ def os_reason(exc: OSError) -> str:
         if blocker is not None:
             return f"{blocker} is a file, not a folder"
     return str(exc.strerror or exc)
+
+
+def not_there(path: Path, want: str = "folder") -> str:
+    """Why ``path`` is not the ``want`` (``folder`` or ``file``) asked for: missing, or the other kind
+    (``README.md is a file, not a folder``, not ``no such folder`` of a path that exists)."""
+    if path.is_dir() and want != "folder":
+        return f"{path} is a folder, not a {want}"
+    if path.exists() and want == "folder":
+        return f"{path} is a file, not a folder"
+    return f"{path}: no such {want}"

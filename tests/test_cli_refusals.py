@@ -699,3 +699,43 @@ def test_train_refuses_hold_em_options_for_a_leduc_game(
     argv = ["train", "--game", "leduc", "--data", str(tmp_path / "none"), "--out", str(out), "--name", "n", *given]
     assert _refused(argv, capsys) == "deepstack train: error: --street and --buckets are for hold'em games, not leduc"
     assert not out.exists()
+
+
+def test_an_input_of_the_wrong_kind_is_not_said_to_be_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file given for a folder, or a folder for a file, was reported "no such folder" / "no such
+    file" / "no shard-*.npz files (run deepstack generate first)": the path exists, it is the other kind."""
+    afile = tmp_path / "notes.md"
+    afile.write_text("x")
+    train = ["train", "--game", "leduc", "--name", "n", "--out", str(tmp_path / "o"), "--data"]
+    assert _refused(train + [str(afile)], capsys).endswith(f"{afile} is a file, not a folder")
+    assert _refused(train + [str(tmp_path / "nope")], capsys).endswith(f"{tmp_path / 'nope'}: no such folder")
+    assert not (tmp_path / "o").exists()
+    lbr = tmp_path / "lbr"
+    assert (
+        main(
+            [
+                "eval",
+                "lbr",
+                "--game",
+                "leduc",
+                "--bot",
+                "random",
+                "--hands",
+                "2",
+                "--chunk",
+                "2",
+                "--setting",
+                "fcp/fcp",
+                "--out",
+                str(lbr),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert _refused(["eval", "lbr-paired", str(lbr), str(afile)], capsys).endswith(f"{afile} is a file, not a folder")
+    logs = tmp_path / "m"
+    assert main(["match", "leduc", "2", "random", "call", "--log-dir", str(logs)]) == 0
+    capsys.readouterr()
+    said = _refused(["eval", "aivat-log", str(logs), "--decisions", str(tmp_path)], capsys)
+    assert said.endswith(f"--decisions {tmp_path} is a folder, not a file")

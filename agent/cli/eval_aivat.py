@@ -18,6 +18,7 @@ from agent.evaluation.policies import OutsideSolvedTree, ProviderFactory
 from agent.nets.manifest import ModelError
 from protocol.dealer_log import dealer_logs, one_game
 from protocol.gamedef import GameDefError, load_game
+from protocol.paths import not_there
 
 #: one example per tool (each --help ends with it)
 
@@ -97,7 +98,7 @@ def run_aivat_log_cli(args: argparse.Namespace) -> int:
     source = Path(args.source)
     try:
         if args.decisions and not Path(args.decisions).is_file():  # given on purpose: not silently left out
-            raise ValueError(f"--decisions {args.decisions}: no such file")
+            raise ValueError(f"--decisions {not_there(Path(args.decisions), 'file')}")
         if not source.is_dir():
             raise ValueError(f"{source}: not a folder (give a match --log-dir)")
         found = dealer_logs(source)

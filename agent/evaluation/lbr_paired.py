@@ -18,6 +18,7 @@ from agent.evaluation.lbr import DEAL_SCHEME, fold_summary, stored_hands
 from agent.evaluation.plots import winnings_png
 from agent.evaluation.stats import estimate
 from protocol.gamedef import load_game
+from protocol.paths import not_there
 
 #: what must agree for two folders to hold the same deals and the same LBR
 PAIRED_KEYS = ("game", "setting", "seed", "deals")
@@ -30,7 +31,7 @@ def read_run(folder: Path) -> dict:
     """A folder's ``run.json`` (what wrote its chunks), checked to pair by hand."""
     path = folder / "run.json"
     if not folder.is_dir():
-        raise ValueError(f"{folder}: no such folder")
+        raise ValueError(not_there(folder))
     if not path.is_file():
         raise ValueError(f"{folder}: no run.json (not a folder written by 'deepstack eval lbr --out')")
     try:

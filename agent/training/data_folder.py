@@ -18,6 +18,7 @@ from agent.common.files import NPZ_ERRORS, npz_problem, save_npz, write_json
 from agent.nets.manifest import ModelError, checked_file, code_version, command_line, trained_seeds
 from agent.training import harvest
 from agent.training.generate_spec import LEGACY_SPEC_FIELDS, GenerateSpec
+from protocol.paths import not_there
 
 
 def shard_path(out: Path, index: int) -> Path:
@@ -256,6 +257,8 @@ def read_shards(data_dir: Path) -> Iterator[tuple[Path, dict[str, np.ndarray]]]:
     """Each finished shard of ``data_dir`` and its arrays, in order; a missing, unreadable or inconsistent
     shard is an error that names it."""
     paths = shard_files(data_dir)
+    if not paths and not Path(data_dir).is_dir():  # a typo, or a file given: said as such, not as a folder to fill
+        raise FileNotFoundError(not_there(Path(data_dir)))
     if not paths:
         raise FileNotFoundError(f"{data_dir}: no shard-*.npz files (run deepstack generate first)")
     for p in paths:
