@@ -23,4 +23,6 @@ def not_there(path: Path, want: str = "folder") -> str:
         return f"{path} is a folder, not a {want}"
     if path.exists() and want == "folder":
         return f"{path} is a file, not a folder"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file"  # a device, a pipe
     return f"{path}: no such {want}"

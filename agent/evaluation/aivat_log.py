@@ -197,9 +197,10 @@ def read_decisions(path: Path, required: bool = False) -> tuple[dict[tuple[int, 
     lines were left out (no cards/betting fields: logs of older versions; a JSON object cut short,
     e.g. by a killed bot; or one key seen twice with different strategies). Lines that are neither
     JSON nor the start of a JSON object (console output, say) are no decisions and not counted.
-    ``required``: a file without a single decision line is a ValueError naming it (not a decision log)."""
+    ``required``: a file without a single JSON log event (console output, say) is a ValueError naming it;
+    a log of events but no decision (a match of call/random seats) is a log of no decisions."""
     out: dict[tuple[int, str, str], LoggedDecision] = {}
-    dropped, clashes, decision_lines, lines = 0, set(), 0, 0
+    dropped, clashes, events, lines = 0, set(), 0, 0
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         lines += line.strip() != ""
         try:
@@ -207,9 +208,9 @@ def read_decisions(path: Path, required: bool = False) -> tuple[dict[tuple[int, 
         except json.JSONDecodeError:
             dropped += line.lstrip().startswith("{")  # a line cut short by a killed bot: its decision is left out
             continue
+        events += isinstance(event, dict) and "event" in event
         if not isinstance(event, dict) or event.get("event") != "decision":
             continue  # other lines of a shared log (a number, a list) are not ours to judge
-        decision_lines += 1
         if "cards" not in event or "betting" not in event or "strategy" not in event:
             dropped += 1
             continue
@@ -222,10 +223,10 @@ def read_decisions(path: Path, required: bool = False) -> tuple[dict[tuple[int, 
         out[key] = item
     for key in clashes:
         del out[key]
-    if required and not decision_lines:
+    if required and not events:
         raise ValueError(
-            f'{path}: not a decision log: none of its {lines} lines is a decision (a JSON line with "event": '
-            "\"decision\", as the bots.jsonl of 'deepstack match --log-dir' or 'deepstack play --log-json' holds)"
+            f'{path}: not a decision log: none of its {lines} lines is a JSON log event (a line with an "event", '
+            "as the bots.jsonl of 'deepstack match --log-dir' or 'deepstack play --log-json' holds)"
         )
     return out, dropped + len(clashes)
 
@@ -306,7 +307,7 @@ def log_aivat(
     """Raw and AIVAT estimates of ``player``'s winnings per hand, in chips, and both per deal
     (``duplicate``, ``aivat duplicate``) when a log and its ``.swapped`` twin are both given:
     the two corrections are independent, so they add up. ``decisions_required``: a ``decisions_log``
-    that holds no decision line is refused (a file given on purpose), not read as a log of no decisions.
+    that holds no JSON log event is refused (a file given on purpose), not read as a log of no decisions.
 
     The tally's ``unmatched_decisions`` counts the player's decisions in the dealer logs that no usable
     line of the decision log matches; a line left out (cut short, of an older version, a clash) is one

@@ -223,8 +223,8 @@ def test_lines_that_are_no_decisions_are_not_counted_as_decisions(tmp_path: Path
     assert main(["eval", "aivat-log", str(logs), "--decisions", str(console)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        f"deepstack eval aivat-log: error: {console}: not a decision log: none of its 3 lines is a decision (a JSON line "
-        "with \"event\": \"decision\", as the bots.jsonl of 'deepstack match --log-dir' or 'deepstack play --log-json' holds)"
+        f"deepstack eval aivat-log: error: {console}: not a decision log: none of its 3 lines is a JSON log event (a line "
+        "with an \"event\", as the bots.jsonl of 'deepstack match --log-dir' or 'deepstack play --log-json' holds)"
     ]
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(console.read_text() + (logs / "bots.jsonl").read_text())
@@ -234,3 +234,7 @@ def test_lines_that_are_no_decisions_are_not_counted_as_decisions(tmp_path: Path
     lines[cut] = lines[cut][:60]  # a bot killed mid-line
     mixed.write_text("\n".join(lines) + "\n")
     assert counts("--decisions", str(mixed)) == (corrected - 1, 1)
+    plain = tmp_path / "plain"  # call and random seats: a bots.jsonl of events but no decision, given by name
+    assert main(["match", "leduc", "4", "call", "random", "--seed", "1", "--log-dir", str(plain)]) == 0
+    capsys.readouterr()
+    assert main(["eval", "aivat-log", str(plain), "--player", "call", "--decisions", str(plain / "bots.jsonl")]) == 0

@@ -256,7 +256,7 @@ def test_an_aborted_match_still_reports_the_hands_played_before_the_abort() -> N
     ]
 
 
-def test_a_log_dir_the_machine_refuses_is_named_by_its_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_log_dir_the_machine_refuses_is_named_with_its_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A --log-dir under a file: said as every command says an output it cannot write (the path and
     the reason), before the dealer starts."""
     (tmp_path / "f").write_text("x")

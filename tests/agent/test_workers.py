@@ -129,6 +129,9 @@ def test_a_ctrl_c_while_the_workers_start_stops_the_pool(method: str, to: str, m
             return future
 
     monkeypatch.setattr(workers, "ProcessPoolExecutor", CtrlCAtTheFirstWorker)
+    # Python's own handler, as in a terminal: a suite started in the background (`pytest &` from a script)
+    # inherits SIGINT ignored, and a Ctrl-C the caller ignores is dropped by design
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = set(threading.enumerate())
     done = threading.Event()
     other = threading.Thread(target=done.wait, name="not blocking SIGINT")
@@ -140,6 +143,7 @@ def test_a_ctrl_c_while_the_workers_start_stops_the_pool(method: str, to: str, m
     finally:
         done.set()
         other.join()
+        signal.signal(signal.SIGINT, previous)
     assert made and not handed_out  # raised, not lost
     assert len(started) == 2  # once both workers existed, not inside a submit
     assert not any(process.is_alive() for process in started)
