@@ -701,6 +701,26 @@ def test_train_refuses_hold_em_options_for_a_leduc_game(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("game", [["--game", "leduc"], ["--game", "hunl", "--street", "turn"]])
+def test_train_refuses_river_buckets_for_another_network(
+    game: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--river-buckets (equity steps of a river network) was silently ignored for a Leduc or turn network."""
+    argv = [
+        "train",
+        *game,
+        "--data",
+        str(tmp_path / "none"),
+        "--out",
+        str(tmp_path / "o"),
+        "--name",
+        "n",
+        "--river-buckets",
+        "50",
+    ]
+    assert _refused(argv, capsys) == "deepstack train: error: --river-buckets is for --street river"
+
+
 def test_an_input_of_the_wrong_kind_is_not_said_to_be_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A file given for a folder, or a folder for a file, was reported "no such folder" / "no such
     file" / "no shard-*.npz files (run deepstack generate first)": the path exists, it is the other kind."""

@@ -18,6 +18,7 @@ from agent.cli.common import (
     make_folder,
     model_name,
     path_arg,
+    positive_int,
     remove_empty,
     seed,
 )
@@ -25,7 +26,7 @@ from agent.nets.encoding import SituationEncoder
 from agent.nets.manifest import ModelError, check_registrable
 from agent.nets.valuenet import POT_FEATURES
 from agent.solver.handspace import HandSpace
-from agent.training.streets import STREET_ROUND, street_abstraction
+from agent.training.streets import RIVER_BUCKETS, STREET_ROUND, street_abstraction
 from agent.training.train import TrainSpec, train
 from protocol.gamedef import Game
 
@@ -108,7 +109,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "equity against a uniform hand in --river-buckets steps) (default: none, for Leduc games)",
     )
     p.add_argument("--buckets", default=None, help="hold'em: bucket table (default: the street's table in models/holdem)")
-    p.add_argument("--river-buckets", type=int, default=1000, help="--street river: equity steps (default 1000)")
+    p.add_argument(
+        "--river-buckets", type=positive_int, default=None, help=f"--street river: equity steps (default {RIVER_BUCKETS})"
+    )
     p.set_defaults(func=_run_train)
 
 
@@ -120,6 +123,9 @@ def _run_train(args: argparse.Namespace) -> int:
     if game.deck_size <= 12 and (args.street is not None or args.buckets is not None):
         # a hand-level network has no street nor buckets: the option was ignored, and a river network expected
         print(f"deepstack train: error: --street and --buckets are for hold'em games, not {args.game}", file=sys.stderr)
+        return 2
+    if args.river_buckets is not None and args.street != "river":  # ignored otherwise, as --street was for Leduc
+        print("deepstack train: error: --river-buckets is for --street river", file=sys.stderr)
         return 2
     wrong = [
         f"--{name.replace('_', '-')} {value}"
@@ -183,7 +189,7 @@ def _train_into(args: argparse.Namespace, spec: TrainSpec, game: Game) -> int:
                 game=args.game,
             )
         else:
-            table, _, extra_manifest = street_abstraction(args.street, args.river_buckets, args.buckets)
+            table, _, extra_manifest = street_abstraction(args.street, args.river_buckets or RIVER_BUCKETS, args.buckets)
             stats = train(
                 [Path(d) for d in args.data],
                 Path(args.out),

@@ -15,8 +15,12 @@ from agent.nets.buckets import BucketTable, PreflopClasses, RiverStrength
 STREET_ROUND = {"river": 3, "turn": 2, "flop": 1, "preflop-aux": 0}
 
 
+#: equity steps of a river network's buckets (train --river-buckets)
+RIVER_BUCKETS = 1000
+
+
 def street_abstraction(
-    street: str, river_buckets: int = 1000, buckets_file: str | None = None
+    street: str, river_buckets: int = RIVER_BUCKETS, buckets_file: str | None = None
 ) -> tuple[BucketTable | PreflopClasses | RiverStrength, str | None, dict[str, object]]:
     """The buckets of ``street``'s network, the bucket table file it records (None where the
     buckets are computed) and the manifest fields that say which. ``buckets_file``: a table in
