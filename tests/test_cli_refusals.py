@@ -731,27 +731,7 @@ def test_an_input_of_the_wrong_kind_is_not_said_to_be_missing(tmp_path: Path, ca
     assert _refused(train + [str(tmp_path / "nope")], capsys).endswith(f"{tmp_path / 'nope'}: no such folder")
     assert not (tmp_path / "o").exists()
     lbr = tmp_path / "lbr"
-    assert (
-        main(
-            [
-                "eval",
-                "lbr",
-                "--game",
-                "leduc",
-                "--bot",
-                "random",
-                "--hands",
-                "2",
-                "--chunk",
-                "2",
-                "--setting",
-                "fcp/fcp",
-                "--out",
-                str(lbr),
-            ]
-        )
-        == 0
-    )
+    assert main("eval lbr --game leduc --bot random --hands 2 --chunk 2 --setting fcp/fcp --out".split() + [str(lbr)]) == 0
     capsys.readouterr()
     assert _refused(["eval", "lbr-paired", str(lbr), str(afile)], capsys).endswith(f"{afile} is a file, not a folder")
     logs = tmp_path / "m"
