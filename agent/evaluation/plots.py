@@ -99,6 +99,11 @@ def _running_var(v: np.ndarray) -> np.ndarray:
     return np.maximum(var, 0.0)
 
 
+def _ms(value: float) -> str:
+    """A think time for a label: whole ms, but a cached answer's 0.3 ms is not written "0 ms"."""
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
 def think_times_png(path: str | Path, by_street: dict[str, np.ndarray], limit_ms: float | None = None, title: str = "") -> None:
     """Think time per decision, one box per street, with its mean and 95th percentile under it."""
     plt = _pyplot()
@@ -106,7 +111,7 @@ def think_times_png(path: str | Path, by_street: dict[str, np.ndarray], limit_ms
     fig, ax = plt.subplots(figsize=(1.8 * max(len(names), 2) + 2, 4.5))
     data = [np.asarray(by_street[k], dtype=np.float64) for k in names]
     ax.boxplot(data, showfliers=True, whis=(5, 95))
-    labels = [f"{k}\nmean {d.mean():.0f} ms\np95 {np.percentile(d, 95):.0f} ms" if len(d) else k for k, d in zip(names, data)]
+    labels = [f"{k}\nmean {_ms(d.mean())}\np95 {_ms(np.percentile(d, 95))}" if len(d) else k for k, d in zip(names, data)]
     ax.set_xticks(range(1, len(names) + 1), labels)
     if limit_ms is not None:
         ax.axhline(limit_ms, color="red", lw=0.8, ls="--", label=f"{limit_ms:.0f} ms per hand (dealer average)")

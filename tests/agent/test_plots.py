@@ -218,3 +218,10 @@ def test_a_grid_that_cannot_be_drawn_is_refused_before_any_picture(tmp_path: Pat
             "deepstack eval plot: error: grid for 'cr300': 13x13 grids are for hold'em"
         ]
         assert not out.exists()
+
+
+def test_think_time_labels_keep_a_fraction_below_10_ms() -> None:
+    """A cached pre-flop answer's p95 of 0.3 ms was labelled "p95 0 ms" under its box."""
+    from agent.evaluation.plots import _ms
+
+    assert _ms(0.3) == "0.3 ms" and _ms(4.96) == "5.0 ms" and _ms(1197.5) == "1198 ms"
