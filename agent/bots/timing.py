@@ -43,27 +43,26 @@ class TimeBudget:
         self.hands += 1
         self.hand_used_s = 0.0
 
-    def _limits(self) -> tuple[float, float]:
-        """``(banked, cap)``: the match allowance left so far, and the per-reply / per-hand cap.
+    def _limits(self, left: float) -> tuple[float, float]:
+        """``(banked, cap)``: the match allowance left so far, and the per-reply / per-hand cap, less the
+        round trips of this reply and of the ``left - 1`` the hand is expected to need after it.
 
         Only ``safety`` of the allowance is ever banked: the dealer's clock also runs while we
         read, parse and answer and while other programs hold the CPU, none of which the bot
         can measure; spending the whole allowance let such overheads add up over a match until
         the dealer aborted it (seen on a 2-core machine running other jobs)."""
-        banked = self.safety * self.hands * self.t_per_hand_s - self.used_s
-        return banked, min(self.t_response_s, self.t_hand_s - self.hand_used_s)
+        trips = left * self.latency_s
+        banked = self.safety * self.hands * self.t_per_hand_s - self.used_s - trips
+        return banked, min(self.t_response_s - self.latency_s, self.t_hand_s - self.hand_used_s - trips)
 
     def budget(self, round_: int) -> float:
         """Seconds the decision about to be made may use."""
-        banked, cap = self._limits()
         table = (
             EXPECTED_DECISIONS_LEFT[-self.rounds :] if self.rounds <= len(EXPECTED_DECISIONS_LEFT) else EXPECTED_DECISIONS_LEFT
         )
         left = table[min(round_, len(table) - 1)]
-        # each reply still expected, this one included, travels to the dealer on its clock
-        share = max(0.0, banked - left * self.latency_s) / left
-        if self.latency_s:  # the per-reply limit less this trip, the hand's less all those it may still need
-            cap = min(self.t_response_s - self.latency_s, self.t_hand_s - self.hand_used_s - left * self.latency_s)
+        banked, cap = self._limits(left)  # each reply still expected, this one included, travels on the dealer's clock
+        share = max(0.0, banked) / left
         return max(0.0, self.safety * min(share, cap))
 
     def deadline(self, round_: int, started: float) -> float:
